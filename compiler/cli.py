@@ -1,0 +1,180 @@
+"""tinyfuse command line: compile | run | report.
+
+Every user error (bad model, unsupported op, bad option) prints one line ``error: ...`` on stderr
+and exits with code 2; ``--debug`` shows the traceback instead.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .errors import TinyfuseError
+
+EXIT_USER_ERROR = 2
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="an .onnx file")
+    p.add_argument("--target", default="host", help="target to compile for (default: host)")
+    p.add_argument("--name", help="C identifier prefix of the generated API (default: file stem)")
+    p.add_argument("--disable-pass", action="append", default=[], metavar="NAME",
+                   help="skip a pass of the pipeline (repeatable), e.g. fuse_ops")
+    p.add_argument("--dump-ir", metavar="DIR", help="write the IR after each pass into DIR")
+    p.add_argument("--planner", default="best", help="memory planner: best (default), greedy_by_size, "
+                   "greedy_by_conflicts, linear")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tinyfuse", description="Compile ONNX models to fused, dependency-free C.")
+    ap.add_argument("--version", action="version", version=f"tinyfuse {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("compile", help="generate C sources")
+    _common(c)
+    c.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory for the generated files")
+    c.add_argument("--report", action="store_true", help="print fused groups and the memory plan")
+    r = sub.add_parser("run", help="compile, build with gcc, run, compare with onnxruntime")
+    _common(r)
+    r.add_argument("--input", metavar="FILE", help=".npy, or .npz with key 'input' or the graph input names")
+    r.add_argument("--seed", type=int, default=0, help="seed of the random input when --input is absent")
+    r.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    r.add_argument("--keep", metavar="DIR", help="build in DIR and keep it")
+    rep = sub.add_parser("report", help="print fused groups, kernels and the memory plan")
+    _common(rep)
+    return ap
+
+
+def _compile(args):
+    from .driver import compile_model
+    return compile_model(args.model, target=args.target, name=args.name, disabled_passes=args.disable_pass,
+                         dump_ir=args.dump_ir, planner=args.planner)
+
+
+def cmd_compile(args) -> int:
+    result = _compile(args)
+    out = result.write(args.output)
+    if args.report:
+        print(report_text(result))
+    print(f"wrote {', '.join(sorted(result.files))} to {out}/  "
+          f"(kernels {len(result.steps)}, arena {result.arena_bytes} bytes, weights {result.weights_bytes} bytes)")
+    return 0
+
+
+def cmd_report(args) -> int:
+    print(report_text(_compile(args)))
+    return 0
+
+
+def report_text(result) -> str:
+    """Fused groups (anchor + epilogue) and the memory plan table."""
+    from .memory import format_plan
+    lines = [f"model {result.name}: {len(result.steps)} kernels, {result.macs} MACs, "
+             f"arena {result.arena_bytes} B (naive {result.naive_bytes} B), weights {result.weights_bytes} B", "",
+             f"{'kernel':<40} {'ops (anchor -> epilogue)':<48} {'MACs':>10}"]
+    for s in result.steps:
+        lines.append(f"{s.kernel.name:<40} {' -> '.join(s.kernel.ops):<48} {s.kernel.macs:>10}")
+    lines += ["", "memory plan (buffer t<i>; first/last = kernel index, -1 = model input):",
+              format_plan(result.plan, result.buffers)]
+    return "\n".join(lines)
+
+
+def load_inputs(path: str | None, infos, seed: int) -> list[np.ndarray]:
+    """Inputs from .npy/.npz, or seeded random ones (normal(0,1) floats, uniform integers)."""
+    if path is None:
+        rng = np.random.default_rng(seed)
+        out = []
+        for t in infos:
+            if t.dtype.startswith("float"):
+                out.append(rng.standard_normal(t.shape).astype(t.dtype))
+            else:
+                info = np.iinfo(t.dtype)
+                out.append(rng.integers(info.min, info.max + 1, t.shape).astype(t.dtype))
+        return out
+    p = Path(path)
+    if not p.is_file():
+        raise TinyfuseError(f"--input {path}: no such file")
+    data = np.load(p)
+    if p.suffix == ".npy":
+        if len(infos) != 1:
+            raise TinyfuseError(f"--input {path}: a .npy holds one array but the model has {len(infos)} inputs")
+        arrays = [data]
+    else:
+        arrays = []
+        for t in infos:
+            key = t.name if t.name in data else "input" if "input" in data and len(infos) == 1 else None
+            if key is None:
+                raise TinyfuseError(f"--input {path}: no array named '{t.name}' (keys: {sorted(data.keys())})")
+            arrays.append(data[key])
+    for a, t in zip(arrays, infos):
+        if tuple(a.shape) != tuple(t.shape):
+            raise TinyfuseError(f"--input {path}: input '{t.name}' has shape {list(a.shape)}, model expects {list(t.shape)}")
+    return [a.astype(t.dtype) for a, t in zip(arrays, infos)]
+
+
+def onnxruntime_outputs(model_path: str, infos, inputs) -> list[np.ndarray]:
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
+    return sess.run(None, {t.name: x for t, x in zip(infos, inputs)})
+
+
+def cmd_run(args) -> int:
+    from .harness import build_host, run_host
+    result = _compile(args)
+    inputs = load_inputs(args.input, result.inputs, args.seed)
+    with tempfile.TemporaryDirectory(prefix="tinyfuse_") as tmp:
+        work = Path(args.keep) if args.keep else Path(tmp)
+        exe = build_host(result, work)
+        outs = run_host(exe, result, inputs)
+    refs = onnxruntime_outputs(args.model, result.inputs, inputs)
+    diff = max(float(np.max(np.abs(o.astype(np.float64) - r.astype(np.float64)))) if o.size else 0.0
+               for o, r in zip(outs, refs))
+    ref_max = max(float(np.max(np.abs(r.astype(np.float64)))) if r.size else 0.0 for r in refs)
+    match = diff <= 1e-4 * ref_max if result.outputs[0].dtype.startswith("float") else diff == 0
+    summary = {"model": result.name, "target": args.target, "kernels": len(result.steps),
+               "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes,
+               "max_abs_diff": diff, "max_abs_ref": ref_max, "outputs_match": bool(match)}
+    if args.json:
+        print(json.dumps(summary))
+        return 0 if match else 1
+    for t, o in zip(result.outputs, outs):
+        print(f"output '{t.name}' {list(t.shape)} {t.dtype}")
+        flat = o.reshape(-1)
+        if o.ndim == 2 and o.shape[0] == 1 and 1 < o.shape[1] <= 1000:
+            top = np.argsort(-flat, kind="stable")[:5]
+            print("  top-5: " + ", ".join(f"class {i}: {flat[i]:.6g}" for i in top))
+        else:
+            print("  first values: " + ", ".join(f"{v:.6g}" for v in flat[:8]))
+    print(f"max |tinyfuse - onnxruntime| = {diff:.3g}  (max |onnxruntime| = {ref_max:.3g}, "
+          f"tolerance 1e-4 x that: {'match' if match else 'MISMATCH'})")
+    print(f"kernels {len(result.steps)}, arena_bytes {result.arena_bytes}, naive_bytes {result.naive_bytes} "
+          f"(no planning), weights {result.weights_bytes} bytes, {result.macs} MACs")
+    return 0 if match else 1
+
+
+COMMANDS = {"compile": cmd_compile, "run": cmd_run, "report": cmd_report}
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except TinyfuseError as e:
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

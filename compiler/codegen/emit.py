@@ -1,0 +1,50 @@
+"""CompileResult → the files a firmware build embeds: <name>.h, <name>.c, <name>_weights.c,
+<name>.mk and <name>.cmake, plus metadata.json (versioned build manifest)."""
+from __future__ import annotations
+
+import json
+
+from ..ir.types import C_TYPES
+from .templates import c_array_body, template
+
+MANIFEST_VERSION = 1
+
+
+def _isl_macros(kernels) -> list[str]:
+    seen = []
+    for k in kernels:
+        for line in k.macros.splitlines():
+            if line.strip() and line not in seen:
+                seen.append(line)
+    return seen
+
+
+def emit_sources(result, pool, version: str) -> dict[str, str]:
+    name = result.name
+    ctx = dict(
+        name=name, NAME=name.upper(), version=version, model_hash=result.model_hash,
+        arena_bytes=result.arena_bytes, inputs=result.inputs, outputs=result.outputs, steps=result.steps,
+        ctype=lambda dtype: C_TYPES[dtype], macros=_isl_macros(result.kernels),
+        constants=[(cname, C_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
+        weights_bytes=result.weights_bytes, macs=result.macs,
+    )
+    files = {
+        f"{name}.h": template("model.h.j2").render(**ctx),
+        f"{name}.c": template("model.c.j2").render(**ctx),
+        f"{name}_weights.c": template("weights.c.j2").render(
+            **ctx, arrays=[(cname, C_TYPES[str(arr.dtype)], arr.size, c_array_body(arr)) for cname, arr in pool.arrays]),
+        f"{name}.mk": template("model.mk.j2").render(**ctx),
+        f"{name}.cmake": template("model.cmake.j2").render(**ctx),
+    }
+    files["metadata.json"] = json.dumps({
+        "version": MANIFEST_VERSION, "tinyfuse": version, "model": name, "model_hash": result.model_hash,
+        "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes, "weights_bytes": result.weights_bytes,
+        "macs": result.macs, "planner": result.plan.planner, "lower_bound": result.plan.lower_bound,
+        "inputs": [vars(t) | {"shape": list(t.shape)} for t in result.inputs],
+        "outputs": [vars(t) | {"shape": list(t.shape)} for t in result.outputs],
+        "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "in_offsets": s.in_offsets,
+                     "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes} for s in result.steps],
+        "buffers": [{"name": b.name, "size": b.size, "first": b.first, "last": b.last,
+                     "offset": result.plan.offsets[b.name]} for b in result.buffers],
+    }, indent=1) + "\n"
+    return files

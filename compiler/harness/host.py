@@ -1,0 +1,52 @@
+"""Host harness: gcc the generated sources with a test main, run it on raw input files, read the
+raw outputs back as numpy arrays."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from ..codegen.templates import template
+from ..errors import TinyfuseError
+
+STRICT_CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
+
+
+def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_fill: int = 0) -> Path:
+    """Write the sources into ``workdir/src`` and build ``workdir/model``. Raises TinyfuseError with the
+    compiler's first lines if gcc fails. ``arena_fill`` is the byte the test main fills the arena with."""
+    workdir = Path(workdir)
+    src = result.write(workdir / "src")
+    main = workdir / "main.c"
+    main.write_text(template("host_main.c.j2").render(name=result.name, NAME=result.name.upper(),
+                                                      inputs=result.inputs, outputs=result.outputs, fill=arena_fill))
+    if shutil.which(cc) is None:
+        raise TinyfuseError(f"C compiler '{cc}' not found; install gcc (apt-get install gcc)")
+    exe = workdir / "model"
+    cmd = [cc, *(cflags or STRICT_CFLAGS), f"-I{src}", str(src / f"{result.name}.c"),
+           str(src / f"{result.name}_weights.c"), str(main), "-o", str(exe), "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        raise TinyfuseError(f"{cc} failed on the generated code:\n{proc.stderr[:4000]}")
+    return exe
+
+
+def run_host(exe: str | Path, result, inputs: list[np.ndarray], timeout: float = 120) -> list[np.ndarray]:
+    """Run the built model once on ``inputs`` (one array per model input, any dtype castable)."""
+    exe = Path(exe)
+    work = exe.parent
+    in_files, out_files = [], []
+    for i, (t, x) in enumerate(zip(result.inputs, inputs)):
+        arr = np.ascontiguousarray(np.asarray(x).astype(t.dtype).reshape(t.shape))
+        f = work / f"in{i}.bin"
+        f.write_bytes(arr.tobytes())
+        in_files.append(str(f))
+    for i in range(len(result.outputs)):
+        out_files.append(str(work / f"out{i}.bin"))
+    proc = subprocess.run([str(exe), *in_files, *out_files], capture_output=True, text=True, timeout=timeout)
+    if proc.returncode:
+        raise TinyfuseError(f"generated model exited with {proc.returncode}: {proc.stderr[:2000]}")
+    return [np.frombuffer(Path(f).read_bytes(), dtype=t.dtype).reshape(t.shape)
+            for f, t in zip(out_files, result.outputs)]

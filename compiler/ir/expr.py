@@ -1,0 +1,157 @@
+"""Relay-like expressions: Var, Constant, Call(op, args, attrs), Tuple, Function.
+
+Nodes are immutable and compared by identity (as Relay nodes are); a DAG is shared sub-expressions.
+Every Call carries its checked type, inferred from the op registry when the Call is built, so a
+pass that builds an ill-typed Call fails at the line that built it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import numpy as np
+
+from .types import TensorType, TupleType
+
+
+class Expr:
+    """Base class of IR expressions; ``ty`` is the checked type."""
+
+    ty: TensorType | TupleType
+
+
+@dataclass(frozen=True, eq=False)
+class Var(Expr):
+    """A function parameter (a model input)."""
+
+    name: str
+    ty: TensorType
+
+
+@dataclass(frozen=True, eq=False)
+class Constant(Expr):
+    """A compile-time tensor (weights, bias, shapes); ends up as a ``const`` array in flash."""
+
+    value: np.ndarray
+    name: str = ""
+
+    def __post_init__(self):
+        v = np.ascontiguousarray(self.value)
+        v.setflags(write=False)
+        object.__setattr__(self, "value", v)
+
+    @property
+    def ty(self) -> TensorType:  # type: ignore[override]
+        return TensorType(self.value.shape, str(self.value.dtype))
+
+
+@dataclass(frozen=True, eq=False)
+class Call(Expr):
+    """``op(args..., **attrs)``. ``op`` is a registered op name, or a primitive Function (a fused group)."""
+
+    op: "str | Function"
+    args: tuple[Expr, ...]
+    attrs: dict = field(default_factory=dict)
+    ty: TensorType | TupleType | None = None
+    span: str = ""  # name of the source (ONNX) node, for error messages and comments
+
+    @property
+    def op_name(self) -> str:
+        return self.op if isinstance(self.op, str) else self.op.attrs.get("name", "fn")
+
+
+@dataclass(frozen=True, eq=False)
+class Tuple(Expr):
+    """Several outputs of a Function."""
+
+    fields: tuple[Expr, ...]
+
+    @property
+    def ty(self) -> TupleType:  # type: ignore[override]
+        return TupleType(tuple(f.ty for f in self.fields))
+
+
+@dataclass(frozen=True, eq=False)
+class Function:
+    """``fn(params) { body }``. ``attrs['Primitive']`` marks a fused group (one kernel)."""
+
+    params: tuple[Var, ...]
+    body: Expr
+    attrs: dict = field(default_factory=dict)
+
+    @property
+    def outputs(self) -> tuple[Expr, ...]:
+        return self.body.fields if isinstance(self.body, Tuple) else (self.body,)
+
+
+@dataclass(frozen=True)
+class IRModule:
+    """A model: its ``main`` Function plus the names the user sees at the C API.
+
+    ``input_names``/``output_names`` are the model's own tensor names; ``name`` is a C identifier.
+    """
+
+    main: Function
+    name: str
+    output_names: tuple[str, ...]
+
+    def with_main(self, main: Function) -> "IRModule":
+        return IRModule(main, self.name, self.output_names)
+
+
+def post_order(roots) -> list[Expr]:
+    """All expressions reachable from ``roots`` (an Expr or a list), each once, operands first."""
+    if isinstance(roots, Expr):
+        roots = [roots]
+    order, seen = [], set()
+    stack = [(r, False) for r in reversed(list(roots))]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in seen:
+            continue
+        if expanded:
+            seen.add(id(node))
+            order.append(node)
+            continue
+        stack.append((node, True))
+        kids = node.args if isinstance(node, Call) else node.fields if isinstance(node, Tuple) else ()
+        for k in reversed(kids):
+            if id(k) not in seen:
+                stack.append((k, False))
+    return order
+
+
+def users(roots) -> dict[int, list[Expr]]:
+    """id(expr) -> list of the Calls/Tuples that use it (with repetition if used twice)."""
+    out: dict[int, list[Expr]] = {}
+    for node in post_order(roots):
+        kids = node.args if isinstance(node, Call) else node.fields if isinstance(node, Tuple) else ()
+        for k in kids:
+            out.setdefault(id(k), []).append(node)
+    return out
+
+
+def rewrite(func: Function, visit: Callable[[Expr, Expr], Expr | None]) -> Function:
+    """Rebuild ``func`` bottom-up. ``visit(node, orig)`` sees each node with already-rewritten operands
+    (and the original node, for questions about the input graph such as its users) and returns a
+    replacement or None to keep it. Calls are re-typed when their operands changed."""
+    from .op import rebuild_call
+
+    memo: dict[int, Expr] = {}
+    for node in post_order(func.body):
+        if isinstance(node, Call):
+            args = tuple(memo[id(a)] for a in node.args)
+            new = node if all(a is b for a, b in zip(args, node.args)) else rebuild_call(node, args)
+        elif isinstance(node, Tuple):
+            fields = tuple(memo[id(f)] for f in node.fields)
+            new = node if all(a is b for a, b in zip(fields, node.fields)) else Tuple(fields)
+        else:
+            new = node
+        r = visit(new, node)
+        memo[id(node)] = new if r is None else r
+    return Function(func.params, memo[id(func.body)], dict(func.attrs))
+
+
+def iter_calls(func: Function) -> Iterator[Call]:
+    """The Calls of ``func`` in a topological (operands first) order."""
+    return (n for n in post_order(func.body) if isinstance(n, Call))

@@ -1,0 +1,53 @@
+"""Tensor types of the IR: static shape + dtype (quantization parameters come with the int8 work)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: IR dtype name -> C type used in generated code.
+C_TYPES = {"float32": "float", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
+           "int32": "int32_t", "int64": "int64_t", "bool": "uint8_t"}
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A tensor of static ``shape`` (tuple of ints >= 0) and ``dtype`` (numpy name, e.g. 'float32')."""
+
+    shape: tuple[int, ...]
+    dtype: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the tensor occupies in the arena."""
+        return self.size * np.dtype(self.dtype).itemsize
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def ctype(self) -> str:
+        return C_TYPES[self.dtype]
+
+    def __str__(self) -> str:
+        dims = ", ".join(str(d) for d in self.shape) + ("," if len(self.shape) == 1 else "")
+        return f"Tensor[({dims}), {self.dtype}]"
+
+
+@dataclass(frozen=True)
+class TupleType:
+    """The type of a Tuple expression (several model outputs)."""
+
+    fields: tuple[TensorType, ...]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(f) for f in self.fields) + ")"

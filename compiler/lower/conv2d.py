@@ -1,0 +1,54 @@
+"""conv2d (+ epilogue) → isl statements. Groups and depthwise (any channel multiplier) are one form:
+output channel k = g*M + m, input channel ci = g*Cg + c. Padding is a domain cut (a padded tap is not
+an instance), so the loop bounds carry it and the body has no branch."""
+from ..codegen.templates import template
+from ..ops.conv import Conv2D
+from ..poly import Statement, loops_to_c
+from ..poly.isl_helpers import box
+from . import lowering
+from .kernel import Kernel, affine, flat_index
+
+
+@lowering("nn.conv2d")
+def lower_conv2d(fn, anchor, epi, pool, name) -> Kernel:
+    x, wt = anchor.args
+    a = anchor.attrs
+    (N, C, H, W), (O, Cg, KH, KW) = Conv2D.dims(x.ty, wt.ty, a)
+    G = a["groups"]
+    M = O // G
+    (sh, sw), (dh, dw), (pt, pl, _, _) = a["strides"], a["dilation"], a["padding"]
+    nhwc = a["data_layout"] == "NHWC"
+    OH, OW = anchor.ty.shape[1:3] if nhwc else anchor.ty.shape[2:4]
+    wname = pool.ref(wt)
+    t = template("conv2d/ref.c.j2").module
+    ctype = anchor.ty.ctype
+
+    outer = ("n", "h", "w", "g", "m")
+    out_box = box(outer, (N, OH, OW, G, M))
+    taps = (f"0 <= r < {KH} and 0 <= s < {KW} and 0 <= c < {Cg} and "
+            f"0 <= {sh}h + {dh}r - {pt} < {H} and 0 <= {sw}w + {dw}s - {pl} < {W}")
+
+    def out_idx(n, h, w, g, m):
+        k = affine((g, M), (m, 1))
+        return [n, h, w, k] if nhwc else [n, k, h, w]
+
+    def mac(n, h, w, g, m, r, s, c):
+        ih, iw = affine((h, sh), (r, dh), (str(-pt), 1)), affine((w, sw), (s, dw), (str(-pl), 1))
+        ci, k = affine((g, Cg), (c, 1)), affine((g, M), (m, 1))
+        xi = flat_index(x.ty.shape, [n, ih, iw, ci] if nhwc else [n, ci, ih, iw])
+        wi = flat_index(wt.ty.shape, [k, r, s, c] if a["kernel_layout"] == "OHWI" else [k, c, r, s])
+        return t.S_mac(f"p0[{xi}]", f"{wname}[{wi}]")
+
+    def store(n, h, w, g, m):
+        idx = out_idx(n, h, w, g, m)
+        lines, value = epi.code(idx)
+        return t.S_out(lines, value, f"out[{flat_index(anchor.ty.shape, idx)}]")
+
+    stmts = [
+        Statement("S_init", outer, out_box, outer + ("0", "0", "0", "0"), lambda **k: t.S_init(ctype)),
+        Statement("S_mac", outer + ("r", "s", "c"), f"{out_box} and {taps}", outer + ("1", "r", "s", "c"), mac),
+        Statement("S_out", outer, out_box, outer + ("2", "0", "0", "0"), store),
+    ]
+    macros, loops = loops_to_c(stmts)
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{ctype} acc;"], macros,
+                  macs=N * OH * OW * O * KH * KW * Cg)

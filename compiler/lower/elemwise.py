@@ -1,0 +1,50 @@
+"""Groups without an anchor: element-wise/broadcast chains (one statement per output element, in
+place over a same-shape input when the planner allows) and transposes."""
+
+from ..codegen.templates import template
+from ..poly import Statement, loops_to_c
+from ..poly.isl_helpers import box
+from . import lowering
+from .kernel import Kernel, flat_index
+
+
+def _dims(shape):
+    return tuple(f"o{i}" for i in range(len(shape)))
+
+
+@lowering("elemwise")
+def lower_elemwise(fn, anchor, epi, pool, name) -> Kernel:
+    out = fn.body.ty
+    t = template("elemwise/ref.c.j2").module
+    dims = _dims(out.shape) or ("o0",)
+    shape = out.shape or (1,)
+
+    def body(**c):
+        o = [c[d] for d in dims][-len(out.shape):] if out.shape else []
+        lines, value = epi.code(o)
+        return t.S(lines, value, f"out[{flat_index(out.shape, o) if o else '0'}]")
+
+    macros, loops = loops_to_c([Statement("S", dims, box(dims, shape), dims, body)])
+    inplace = [i for i, p in enumerate(fn.params) if p.ty == out]
+    return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros, inplace=inplace)
+
+
+@lowering("transpose")
+def lower_transpose(fn, anchor, epi, pool, name) -> Kernel:
+    (x,) = anchor.args
+    axes = anchor.attrs["axes"]
+    out = anchor.ty
+    t = template("transpose/ref.c.j2").module
+    dims = _dims(out.shape)
+
+    def body(**c):
+        o = [c[d] for d in dims]
+        src = [o[axes.index(i)] for i in range(len(axes))]
+        lines, value = epi.code(o, acc=f"p0[{flat_index(x.ty.shape, src)}]")
+        assert not lines, "transpose groups carry no epilogue"
+        return t.S(f"out[{flat_index(out.shape, o)}]", value)
+
+    macros, loops = loops_to_c([Statement("S", dims, box(dims, out.shape), dims, body)])
+    return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)
+
+

@@ -1,0 +1,139 @@
+"""What lowering produces (Kernel), and the helpers every kernel family shares: constant pool,
+flat/broadcast index expressions, and the element-wise epilogue printer."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..codegen.templates import c_literal, template
+from ..ir import Call, Constant, Function, OpPattern, TensorType, Var, get_op, post_order
+
+
+@dataclass
+class Kernel:
+    """One generated C function ``static void <name>(const T *p0, ..., T *out)``.
+
+    ``params`` are the external tensor inputs in call order; ``inplace`` lists the params whose
+    buffer the output may share (each output element written after the same-index input element
+    was read); ``macs`` counts multiply-accumulates (nominal, as papers count them).
+    """
+
+    name: str
+    params: list[TensorType]
+    out: TensorType
+    loops: str                      # the function body (loop nest)
+    decls: list[str] = field(default_factory=list)   # local declarations
+    macros: str = ""                # isl's min/max/floord macros the loops use
+    macs: int = 0
+    inplace: list[int] = field(default_factory=list)
+    scratch_bytes: int = 0
+    group: str = ""                 # fused group name, e.g. fused_conv2d_add_relu
+    ops: list[str] = field(default_factory=list)
+    code: str = ""                  # the whole C function, filled by lower_group
+
+
+class ConstPool:
+    """Constants of the whole model, each emitted once as ``const <T> <prefix>_c<k>[]`` in flash."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self.arrays: list[tuple[str, np.ndarray]] = []
+        self._by_key: dict[int, str] = {}
+
+    def ref(self, value: np.ndarray | Constant, key=None) -> str:
+        arr = value.value if isinstance(value, Constant) else value
+        k = id(value) if key is None else key
+        if k not in self._by_key:
+            name = f"{self.prefix}_c{len(self.arrays)}"
+            self.arrays.append((name, np.ascontiguousarray(arr)))
+            self._by_key[k] = name
+        return self._by_key[k]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for _, a in self.arrays)
+
+
+def affine(*terms: tuple[str, int]) -> str:
+    """C text of sum(expr * coeff), dropping zero terms and unit coefficients: (('c0', 64), ('c1', 1))
+    → 'c0 * 64 + c1'."""
+    parts = []
+    const = 0
+    for expr, coeff in terms:
+        if coeff == 0 or expr == "0":
+            continue
+        if expr.lstrip("-").isdigit():
+            const += int(expr) * coeff
+            continue
+        simple = expr.isidentifier() or expr.startswith("(") and expr.endswith(")") and expr.count("(") == 1
+        parts.append(expr if coeff == 1 else f"{expr} * {coeff}" if simple else f"({expr}) * {coeff}")
+    text = " + ".join(parts)
+    if const > 0 or not parts:
+        text = f"{text} + {const}" if parts else str(const)
+    elif const < 0:
+        text = f"{text} - {-const}"
+    return text
+
+
+def flat_index(shape: tuple[int, ...], idx: list[str]) -> str:
+    """Row-major flat offset of ``idx`` in a tensor of ``shape``."""
+    strides = np.cumprod((1,) + tuple(shape[:0:-1]))[::-1] if shape else ()
+    return affine(*((e, int(s) if d != 1 else 0) for e, s, d in zip(idx, strides, shape)))
+
+
+def broadcast_index(shape: tuple[int, ...], out_shape: tuple[int, ...], out_idx: list[str]) -> str:
+    """Flat offset into an operand of ``shape`` broadcast (numpy rules) to ``out_shape`` at ``out_idx``."""
+    lead = len(out_shape) - len(shape)
+    return flat_index(shape, [e if d != 1 else "0" for e, d in zip(out_idx[lead:], shape)])
+
+
+def split_group(fn: Function) -> tuple[Call | None, list[Call]]:
+    """(anchor, epilogue): the group's one non-element-wise op (or None) and the element-wise ops
+    after it, in order."""
+    calls = [n for n in post_order(fn.body) if isinstance(n, Call)]
+    anchors = [c for c in calls if get_op(c.op).pattern > OpPattern.BROADCAST]
+    assert len(anchors) <= 1 and (not anchors or calls[0] is anchors[0]), [c.op for c in calls]
+    return (anchors[0] if anchors else None), [c for c in calls if c not in anchors]
+
+
+class Epilogue:
+    """Prints the element-wise ops of a group as C statements on scalars.
+
+    ``anchor`` (if any) is the value ``acc``; operands that are params or constants are loaded with
+    broadcast indexing from the output index; each op's C expression comes from the macro named by
+    its registry entry in ``codegen_templates/elemwise.c.j2``.
+    """
+
+    def __init__(self, fn: Function, anchor: Call | None, ops: list[Call], pool: ConstPool, ctype: str):
+        self.fn, self.anchor, self.ops, self.pool, self.ctype = fn, anchor, ops, pool, ctype
+        self.param_names = {id(p): f"p{i}" for i, p in enumerate(fn.params)}
+        self.macros = template("elemwise.c.j2").module
+
+    def operand(self, e, out_shape, idx, values) -> str:
+        if id(e) in values:
+            return values[id(e)]
+        if isinstance(e, Constant):
+            if e.value.size == 1:
+                return c_literal(e.value.reshape(()).item(), e.ty.dtype)
+            return f"{self.pool.ref(e)}[{broadcast_index(e.ty.shape, out_shape, idx)}]"
+        if isinstance(e, Var):
+            return f"{self.param_names[id(e)]}[{broadcast_index(e.ty.shape, out_shape, idx)}]"
+        raise AssertionError(f"unexpected operand {e}")
+
+    def code(self, idx: list[str], acc: str = "acc") -> tuple[list[str], str]:
+        """C lines computing the epilogue at output index ``idx``, and the name of the result."""
+        out_shape = self.fn.body.ty.shape
+        values = {id(self.anchor): acc} if self.anchor is not None else {}
+        lines = []
+        for i, op in enumerate(self.ops):
+            args = [self.operand(a, out_shape, idx, values) for a in op.args]
+            expr = getattr(self.macros, get_op(op.op).c_expr)(*args, **op.attrs)
+            var = f"v{i}"
+            lines.append(f"const {self.ctype} {var} = {expr.strip()};")
+            values[id(op)] = var
+        if not self.ops:
+            if self.anchor is None:  # copy kernel (e.g. the only op was a view of a param)
+                return [], self.operand(self.fn.body, out_shape, idx, values)
+            return [], acc
+        return lines, values[id(self.ops[-1])]

@@ -1,0 +1,73 @@
+"""max/avg pool2d (+ epilogue). Padding and the ceil_mode tail are domain cuts; the average divisor
+(ONNX AveragePool count_include_pad rule) is computed at compile time: a literal when every window
+has the same count, else a const table [OH][OW] in flash."""
+import numpy as np
+
+from ..codegen.templates import c_literal, template
+from ..poly import Statement, loops_to_c
+from ..poly.isl_helpers import box
+from . import lowering
+from .kernel import Kernel, affine, flat_index
+
+
+def window_counts(H, W, attrs, oh, ow):
+    """Divisor of each output position [oh, ow]: taps inside the image, or inside image + explicit
+    pads when count_include_pad (the ceil_mode tail never counts)."""
+    (kh, kw), (sh, sw), (pt, pl, pb, pr) = attrs["pool_size"], attrs["strides"], attrs["padding"]
+    counted = np.zeros((oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            h0, w0 = i * sh - pt, j * sw - pl
+            if attrs["count_include_pad"]:
+                hh = min(h0 + kh, H + pb) - h0
+                ww = min(w0 + kw, W + pr) - w0
+            else:
+                hh = min(h0 + kh, H) - max(h0, 0)
+                ww = min(w0 + kw, W) - max(w0, 0)
+            counted[i, j] = hh * ww
+    return counted
+
+
+@lowering("nn.max_pool2d", "nn.avg_pool2d")
+def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
+    (x,) = anchor.args
+    a = anchor.attrs
+    kind = "max" if anchor.op == "nn.max_pool2d" else "avg"
+    nhwc = a["layout"] == "NHWC"
+    N, H, W, C = x.ty.shape if nhwc else (x.ty.shape[0],) + x.ty.shape[2:] + (x.ty.shape[1],)
+    OH, OW = anchor.ty.shape[1:3] if nhwc else anchor.ty.shape[2:4]
+    (KH, KW), (sh, sw), (pt, pl, _, _) = a["pool_size"], a["strides"], a["padding"]
+    t = template("pool/ref.c.j2").module
+    divisor = "1.0f"
+    if kind == "avg":
+        counts = window_counts(H, W, a, OH, OW)
+        if np.all(counts == counts.flat[0]):
+            divisor = c_literal(counts.flat[0])
+        else:
+            divisor = pool.ref(counts.astype(np.float32), key=("count", id(anchor)))
+
+    dims = ("n", "h", "w", "c")
+    ob = box(dims, (N, OH, OW, C))
+    taps = f"0 <= r < {KH} and 0 <= s < {KW} and 0 <= {sh}h + r - {pt} < {H} and 0 <= {sw}w + s - {pl} < {W}"
+
+    def idx(n, h, w, c):
+        return [n, h, w, c] if nhwc else [n, c, h, w]
+
+    def acc(n, h, w, c, r, s):
+        ih, iw = affine((h, sh), (r, 1), (str(-pt), 1)), affine((w, sw), (s, 1), (str(-pl), 1))
+        return t.S_acc(kind, f"p0[{flat_index(x.ty.shape, idx(n, ih, iw, c))}]")
+
+    def store(n, h, w, c):
+        o = idx(n, h, w, c)
+        div = divisor if not divisor.startswith(pool.prefix) else f"{divisor}[{flat_index((OH, OW), [h, w])}]"
+        lines, value = epi.code(o)
+        return t.S_out(kind, div, lines, value, f"out[{flat_index(anchor.ty.shape, o)}]")
+
+    stmts = [
+        Statement("S_init", dims, ob, dims + ("0", "0", "0"), lambda **c: t.S_init(kind)),
+        Statement("S_acc", dims + ("r", "s"), f"{ob} and {taps}", dims + ("1", "r", "s"), acc),
+        Statement("S_out", dims, ob, dims + ("2", "0", "0"), store),
+    ]
+    macros, loops = loops_to_c(stmts)
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{anchor.ty.ctype} acc;"], macros,
+                  macs=N * OH * OW * C * KH * KW)

@@ -1,0 +1,2 @@
+"""Op definitions; importing this package registers every op (one module per op family)."""
+from . import conv, elemwise, matmul, pool, softmax, transform  # noqa: F401

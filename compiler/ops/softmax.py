@@ -1,0 +1,18 @@
+"""nn.softmax over one axis (ONNX Softmax-13 semantics; the frontend maps opset <= 12's
+coerce-to-2D form onto reshapes around it)."""
+import numpy as np
+
+from ..ir.op import OpDef, OpPattern, register_op
+
+
+@register_op
+class Softmax(OpDef):
+    name, pattern, num_inputs = "nn.softmax", OpPattern.OPAQUE, 1
+    attrs = {"axis": -1}
+
+    def infer(self, args, attrs):
+        return args[0]
+
+    def compute(self, x, axis):
+        e = np.exp(x.astype(np.float64) - x.max(axis=axis, keepdims=True))
+        return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)

@@ -1,0 +1,13 @@
+"""fold_constant: evaluate every Call whose operands are all Constants with the op's numpy reference."""
+from ..ir import Call, Constant, Function, IRModule, get_op, rewrite
+
+
+def fold_constant(mod: IRModule) -> IRModule:
+    def visit(node, _orig):
+        if (isinstance(node, Call) and isinstance(node.op, str) and node.args
+                and all(isinstance(a, Constant) for a in node.args)):
+            value = get_op(node.op).compute(*(a.value for a in node.args), **node.attrs)
+            return Constant(value, f"{node.span or node.op}_folded")
+        return None
+
+    return mod.with_main(rewrite(mod.main, visit))

@@ -1,0 +1,103 @@
+"""fuse_ops: vertical operator fusion (TVM FuseOps rules, on our DAG).
+
+Each group becomes one kernel: a Function marked Primitive, called from main. Rules, as comparisons
+over OpPattern (ELEMWISE < BROADCAST < INJECTIVE < COMM_REDUCE < OUT_ELEMWISE_FUSABLE < OPAQUE):
+
+    anchor (conv2d / matmul / pool, OUT_ELEMWISE_FUSABLE)   starts a group
+      │  single-use output
+      ▼
+    add(·, bias) → relu → clip ...   ELEMWISE/BROADCAST ops join the group of their producer
+                                      when that producer's value has no other user: the epilogue
+                                      runs on the accumulator in a register
+
+    residual:   a ──► conv1 ──► conv2 ──┐
+                 └─────────────────── add      add joins the group of the operand produced LATER
+                                               (conv2); a is read from memory in its epilogue
+
+    x → sigmoid → mul → ...          ELEMWISE/BROADCAST ops with no fusable producer start an
+                                      element-wise group that later ones may join
+    transpose, softmax               own kernel, absorb nothing; reshape is a view (no kernel)
+
+A group never holds two anchors; joining anchors is the polyhedral pass's job. With the pass
+disabled every op is its own kernel (same Function form), so the gain can be measured.
+"""
+from __future__ import annotations
+
+from ..ir import Call, Constant, Expr, Function, IRModule, OpPattern, Tuple, Var, get_op, post_order, users
+from ..ir.op import rebuild_call
+
+VIEW_OPS = {"reshape"}
+
+
+def _fusable_into(kind: OpPattern) -> bool:
+    return kind == OpPattern.OUT_ELEMWISE_FUSABLE or kind <= OpPattern.BROADCAST
+
+
+def fuse_ops(mod: IRModule, enabled: bool = True) -> IRModule:
+    func = mod.main
+    order = [n for n in post_order(func.body) if isinstance(n, Call) and n.op not in VIEW_OPS]
+    position = {id(n): i for i, n in enumerate(order)}
+    uses = users(func.body)
+    outputs = {id(o) for o in func.outputs}
+    group_of: dict[int, int] = {}          # id(call) -> group index
+    groups: list[list[Call]] = []          # members in topological order; last = root
+    kinds: list[OpPattern] = []
+
+    for node in order:
+        kind = get_op(node.op).pattern
+        target = None
+        if enabled and kind <= OpPattern.BROADCAST:
+            candidates = [a for a in node.args if id(a) in group_of and groups[group_of[id(a)]][-1] is a
+                          and len(uses.get(id(a), [])) == 1 and id(a) not in outputs
+                          and _fusable_into(kinds[group_of[id(a)]])]
+            if candidates:
+                target = group_of[id(max(candidates, key=lambda a: position[id(a)]))]
+        if target is None:
+            groups.append([node])
+            kinds.append(kind)
+            group_of[id(node)] = len(groups) - 1
+        else:
+            groups[target].append(node)
+            group_of[id(node)] = target
+    return mod.with_main(_build(func, groups, group_of))
+
+
+def _group_name(members: list[Call]) -> str:
+    return "fused_" + "_".join(m.op.replace("nn.", "") for m in members)
+
+
+def _build(func: Function, groups: list[list[Call]], group_of: dict[int, int]) -> Function:
+    """Rewrite main so each group is ``Call(Function[Primitive](params) {members}, external args)``."""
+    memo: dict[int, Expr] = {}
+    roots = {id(g[-1]): gi for gi, g in enumerate(groups)}
+    for node in post_order(func.body):
+        if isinstance(node, Call) and id(node) in roots:
+            members = groups[roots[id(node)]]
+            inner: dict[int, Expr] = {}
+            params: list[Var] = []
+            ext_args: list[Expr] = []
+            for m in members:
+                new_args = []
+                for a in m.args:
+                    if id(a) in inner:
+                        new_args.append(inner[id(a)])
+                    elif isinstance(a, Constant):
+                        new_args.append(a)
+                    else:
+                        v = Var(f"p{len(params)}", a.ty)
+                        params.append(v)
+                        ext_args.append(memo[id(a)])
+                        inner[id(a)] = v
+                        new_args.append(v)
+                inner[id(m)] = rebuild_call(m, tuple(new_args))
+            prim = Function(tuple(params), inner[id(node)], {"Primitive": True, "name": _group_name(members)})
+            memo[id(node)] = Call(prim, tuple(ext_args), {}, node.ty, node.span)
+        elif isinstance(node, Call) and id(node) in group_of:
+            memo[id(node)] = node  # interior member: reachable only through its group
+        elif isinstance(node, Call):
+            memo[id(node)] = rebuild_call(node, tuple(memo[id(a)] for a in node.args))
+        elif isinstance(node, Tuple):
+            memo[id(node)] = Tuple(tuple(memo[id(f)] for f in node.fields))
+        else:
+            memo[id(node)] = node
+    return Function(func.params, memo[id(func.body)], func.attrs)

@@ -1,0 +1,50 @@
+"""The pass pipeline: one flat, named list. ``--disable-pass NAME`` skips an entry, ``--dump-ir DIR``
+writes the IR text after each one (``NN_<name>.txt``)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..errors import TinyfuseError
+from ..ir import IRModule
+from ..ir.printer import astext
+from .convert_layout import convert_layout
+from .eliminate_dead_code import eliminate_dead_code
+from .fold_batchnorm import fold_batchnorm
+from .fold_constant import fold_constant
+from .fuse_ops import fuse_ops
+
+PASSES = [
+    ("fold_constant", fold_constant),              # evaluate all-constant subgraphs
+    ("fold_batchnorm", fold_batchnorm),            # BN into conv/matmul weights, else scale+shift
+    ("convert_layout", convert_layout),            # NCHW → NHWC inside, I/O layout kept
+    ("eliminate_dead_code", eliminate_dead_code),  # no-op reshapes/transposes/clips
+    ("fold_constant", fold_constant),              # constants made by the passes above
+    ("fuse_ops", fuse_ops),                        # anchor + epilogue groups → Primitive Functions
+]
+PASS_NAMES = sorted({n for n, _ in PASSES})
+
+
+def run_pipeline(mod: IRModule, disabled=(), dump_dir: str | Path | None = None,
+                 timings: dict | None = None) -> IRModule:
+    """Run PASSES in order except those named in ``disabled``. fuse_ops, when disabled, still wraps
+    each op in its own kernel Function (lowering needs that form)."""
+    unknown = set(disabled) - set(PASS_NAMES)
+    if unknown:
+        raise TinyfuseError(f"unknown pass {sorted(unknown)}; passes are: {', '.join(PASS_NAMES)}")
+    if dump_dir:
+        Path(dump_dir).mkdir(parents=True, exist_ok=True)
+        (Path(dump_dir) / "00_input.txt").write_text(astext(mod))
+    for i, (name, fn) in enumerate(PASSES, 1):
+        t0 = time.perf_counter()
+        if name == "fuse_ops":
+            mod = fuse_ops(mod, enabled=name not in disabled)
+        elif name in disabled:
+            continue
+        else:
+            mod = fn(mod)
+        if timings is not None:
+            timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
+        if dump_dir:
+            (Path(dump_dir) / f"{i:02d}_{name}.txt").write_text(astext(mod))
+    return mod
