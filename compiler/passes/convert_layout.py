@@ -17,21 +17,28 @@ from ..ir.op import rebuild_call
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
 
-def _to_nhwc(e: Expr, nhwc: bool) -> Expr:
-    if nhwc:
-        return e
-    if isinstance(e, Constant):
-        v = e.value.reshape((1,) * (4 - e.value.ndim) + e.value.shape)
-        return Constant(np.ascontiguousarray(v.transpose(TO_NHWC)), e.name)
-    return call("transpose", e, axes=TO_NHWC)
-
-
-def _to_orig(e: Expr, nhwc: bool) -> Expr:
-    return call("transpose", e, axes=TO_NCHW) if nhwc else e
-
-
 def convert_layout(mod: IRModule) -> IRModule:
     memo: dict[int, tuple[Expr, bool]] = {}   # id(original) -> (new expr, held in NHWC?)
+    converted: dict[tuple[int, bool], Expr] = {}  # one transpose per value and direction
+
+    def _to_nhwc(e: Expr, nhwc: bool) -> Expr:
+        if nhwc:
+            return e
+        if (id(e), True) not in converted:
+            if isinstance(e, Constant):
+                v = e.value.reshape((1,) * (4 - e.value.ndim) + e.value.shape)
+                converted[id(e), True] = Constant(np.ascontiguousarray(v.transpose(TO_NHWC)), e.name)
+            else:
+                converted[id(e), True] = call("transpose", e, axes=TO_NHWC)
+        return converted[id(e), True]
+
+    def _to_orig(e: Expr, nhwc: bool) -> Expr:
+        if not nhwc:
+            return e
+        if (id(e), False) not in converted:
+            converted[id(e), False] = call("transpose", e, axes=TO_NCHW)
+        return converted[id(e), False]
+
     for node in post_order(mod.main.body):
         if not isinstance(node, (Call, Tuple)):
             memo[id(node)] = (node, False)

@@ -1,0 +1,41 @@
+# tinyfuse: `make run` (the demo, end to end) and `make test` (the whole test suite).
+# Both set up what they need on a fresh Debian/Ubuntu machine: python3-venv and gcc through apt
+# when missing (sudo when not root), then a .venv with the package and its test extra.
+
+PY      ?= python3
+VENV    := .venv
+VPY     := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEMO    := build/demo
+PYTEST_ARGS ?=
+
+.PHONY: setup run test clean
+
+$(VPY):
+	@$(PY) -m venv $(VENV) 2>/dev/null || { \
+	  echo "python3 -m venv failed: installing python3-venv with apt"; rm -rf $(VENV); \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv && $(PY) -m venv $(VENV); }
+
+$(STAMP): pyproject.toml | $(VPY)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -e '.[test]'
+	@touch $@
+
+setup: $(STAMP)
+	@command -v gcc >/dev/null || { echo "gcc missing: installing it with apt"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq gcc libc6-dev; }
+
+run: setup
+	$(VPY) examples/build_models.py $(DEMO)
+	@echo "== fused (default pipeline) =="
+	$(VENV)/bin/tinyfuse run $(DEMO)/dscnn_kws.onnx
+	@echo "== without fuse_ops =="
+	$(VENV)/bin/tinyfuse run $(DEMO)/dscnn_kws.onnx --disable-pass fuse_ops
+	$(VENV)/bin/tinyfuse compile $(DEMO)/dscnn_kws.onnx -o $(DEMO)/c --report
+
+test: setup
+	$(VPY) -m pytest -q $(PYTEST_ARGS)
+
+clean:
+	rm -rf build .pytest_cache
