@@ -66,3 +66,11 @@ def test_fusion_never_puts_two_anchors_in_one_group():
                                                                  "nn.max_pool2d")]
             assert len(anchors) <= 1
     assert isinstance(mod.main.body, Call)
+
+
+def test_eliminate_dead_code_drops_noop_ops():
+    from compiler.passes.eliminate_dead_code import eliminate_dead_code
+    x = Var("x", TensorType((1, 4), "float32"))
+    y = call("clip", call("reshape", call("nn.relu", x), newshape=(1, 4)))
+    mod = eliminate_dead_code(IRModule(Function((x,), y), "m", ("y",)))
+    assert [c.op for c in iter_calls(mod.main)] == ["nn.relu"]
