@@ -1,0 +1,158 @@
+"""ONNX quantization ops → IR.
+
+QDQ (QuantizeLinear-13 / DequantizeLinear-13) map to ``qnn.quantize`` / ``qnn.dequantize``; the
+``legalize_qdq`` pass later turns dequantize → float op → quantize into int8 kernels. QOperator ops
+(QLinearConv, QLinearMatMul, and the com.microsoft ops onnxruntime.quantization writes) are expanded
+here into the same QDQ form, so one pass legalizes both:
+
+    QLinearConv(x, sx, zx, W, sw, zw, sy, zy, B)  →  quantize(conv(dq(x), dq(W)) + dq(B), sy, zy)
+
+Activations must be int8 (uint8 only at model boundaries, through QuantizeLinear/DequantizeLinear);
+anything else is a clear error.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Expr, call
+from .onnx import CONVERTERS, Node, const_value, converter
+
+QUANT_DTYPES = ("int8", "uint8", "int32")
+MS_DOMAIN_OPS = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearSoftmax", "QGemm",
+                 "QLinearSigmoid", "QLinearConcat"}
+
+
+def _params(node: Node, scale: Expr, zp: Expr | None, dtype: str):
+    s = const_value(node, scale, "scale").astype(np.float32)
+    z = const_value(node, zp, "zero_point") if zp is not None else np.zeros((), dtype)
+    if z.dtype == np.int16 or dtype in ("int16", "uint16"):
+        raise node.error("int16 quantization is not supported", "quantize activations to int8")
+    s = float(s.reshape(())) if s.size == 1 else s
+    z = int(z.reshape(())) if z.size == 1 else z.astype(np.int64)
+    return s, z
+
+
+def dequantize(node: Node, x: Expr, scale: Expr, zp: Expr | None, axis: int = 1) -> Expr:
+    if x.ty.dtype not in QUANT_DTYPES:
+        raise node.error(f"DequantizeLinear of {x.ty.dtype} is not supported (int8, uint8, int32 only)")
+    s, z = _params(node, scale, zp, x.ty.dtype)
+    return call("qnn.dequantize", x, scale=s, zero_point=z, axis=axis % max(x.ty.ndim, 1), span=node.name)
+
+
+def quantize(node: Node, x: Expr, scale: Expr, zp: Expr | None, axis: int = 1) -> Expr:
+    out_dtype = str(const_value(node, zp, "zero_point").dtype) if zp is not None else "uint8"
+    if out_dtype not in ("int8", "uint8"):
+        raise node.error(f"QuantizeLinear to {out_dtype} is not supported (int8, uint8 only)")
+    s, z = _params(node, scale, zp, out_dtype)
+    if np.ndim(s) or np.ndim(z):
+        raise node.error("per-axis quantization of an activation is not supported")
+    return call("qnn.quantize", x, scale=s, zero_point=z, axis=axis % max(x.ty.ndim, 1), out_dtype=out_dtype,
+                span=node.name)
+
+
+@converter("DequantizeLinear")
+def convert_dequantize(node: Node, args):
+    return dequantize(node, args[0], args[1], args[2] if len(args) > 2 else None, node.attr("axis", 1))
+
+
+@converter("QuantizeLinear")
+def convert_quantize(node: Node, args):
+    return quantize(node, args[0], args[1], args[2] if len(args) > 2 else None, node.attr("axis", 1))
+
+
+def _int8_activation(node: Node, x: Expr):
+    if x.ty.dtype != "int8":
+        raise node.error(f"{x.ty.dtype} activations have no kernel (int8 only)",
+                         "quantize with activation_type=QInt8")
+
+
+@converter("QLinearConv")
+def convert_qlinear_conv(node: Node, args):
+    x, sx, zx, w, sw, zw, sy, zy = args[:8]
+    _int8_activation(node, x)
+    xd = dequantize(node, x, sx, zx)
+    wd = dequantize(node, w, sw, zw, axis=0)
+    conv_args = [xd, wd]
+    if len(args) > 8 and args[8] is not None:
+        bias_scale = const_value(node, sx, "x_scale").astype(np.float64) * const_value(node, sw, "w_scale")
+        conv_args.append(call("qnn.dequantize", args[8], scale=bias_scale.astype(np.float32).reshape(-1)
+                              if bias_scale.size > 1 else float(bias_scale.reshape(())), zero_point=0, axis=0))
+    return quantize(node, CONVERTERS["Conv"](node, conv_args), sy, zy)
+
+
+@converter("QLinearMatMul")
+def convert_qlinear_matmul(node: Node, args):
+    a, sa, za, b, sb, zb, sy, zy = args
+    _int8_activation(node, a)
+    y = CONVERTERS["MatMul"](node, [dequantize(node, a, sa, za), dequantize(node, b, sb, zb, axis=1)])
+    return quantize(node, y, sy, zy)
+
+
+@converter("QGemm")
+def convert_qgemm(node: Node, args):
+    a, sa, za, b, sb, zb = args[:6]
+    _int8_activation(node, a)
+    c = args[6] if len(args) > 6 else None
+    ins = [dequantize(node, a, sa, za), dequantize(node, b, sb, zb, axis=0 if node.attr("transB", 0) else 1)]
+    if c is not None:
+        cs = const_value(node, sa, "a_scale").astype(np.float64) * const_value(node, sb, "b_scale")
+        ins.append(call("qnn.dequantize", c, scale=cs.astype(np.float32).reshape(-1) if cs.size > 1
+                        else float(cs.reshape(())), zero_point=0, axis=0))
+    y = CONVERTERS["Gemm"](node, ins)
+    if len(args) > 7 and args[7] is not None:
+        return quantize(node, y, args[7], args[8] if len(args) > 8 else None)
+    return y
+
+
+def _binary(op_type):
+    def convert(node: Node, args):
+        a, sa, za, b, sb, zb, sy, zy = args
+        _int8_activation(node, a)
+        y = CONVERTERS[op_type](_as(node, op_type), [dequantize(node, a, sa, za), dequantize(node, b, sb, zb)])
+        return quantize(node, y, sy, zy)
+    return convert
+
+
+def _as(node: Node, op_type: str) -> Node:
+    """The same node seen as its float op type (for the float converters' error messages)."""
+    clone = Node(node.proto, node.opset)
+    clone.op_type = op_type
+    return clone
+
+
+CONVERTERS["QLinearAdd"] = _binary("Add")
+CONVERTERS["QLinearMul"] = _binary("Mul")
+
+
+@converter("QLinearGlobalAveragePool")
+def convert_qlinear_gap(node: Node, args):
+    x, sx, zx, sy, zy = args
+    _int8_activation(node, x)
+    if node.attr("channels_last", 0):
+        raise node.error("channels_last=1 is not supported")
+    return quantize(node, CONVERTERS["GlobalAveragePool"](node, [dequantize(node, x, sx, zx)]), sy, zy)
+
+
+@converter("QLinearSoftmax")
+def convert_qlinear_softmax(node: Node, args):
+    x, sx, zx, sy, zy = args
+    _int8_activation(node, x)
+    return quantize(node, CONVERTERS["Softmax"](node, [dequantize(node, x, sx, zx)]), sy, zy)
+
+
+@converter("QLinearSigmoid")
+def convert_qlinear_sigmoid(node: Node, args):
+    x, sx, zx, sy, zy = args
+    _int8_activation(node, x)
+    return quantize(node, call("sigmoid", dequantize(node, x, sx, zx), span=node.name), sy, zy)
+
+
+@converter("QLinearConcat")
+def convert_qlinear_concat(node: Node, args):
+    sy, zy, rest = args[0], args[1], args[2:]
+    parts = [dequantize(node, rest[i], rest[i + 1], rest[i + 2]) for i in range(0, len(rest), 3)]
+    for p in parts:
+        _int8_activation(node, p.args[0])
+    return quantize(node, CONVERTERS["Concat"](node, parts), sy, zy)
+
+

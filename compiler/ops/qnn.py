@@ -1,0 +1,198 @@
+"""Quantized (int8) ops: the TFLite int8 spec / CMSIS-NN arithmetic (../shared/docs/QUANT.md), with
+the numpy reference in ``compiler.quant``. ``legalize_qdq`` produces them from QDQ graphs:
+
+    dequantize → conv2d → add(bias) → relu → quantize
+        becomes  qnn.conv2d (int32) → add(int32 bias) → qnn.requantize (int8) → clip (int8)
+
+so after fuse_ops each kernel is one anchor plus exactly one requantize + clamp epilogue.
+Array-valued attributes (LUT tables) are emitted as const arrays in flash.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import quant
+from ..errors import TinyfuseError
+from ..ir.op import OpDef, OpPattern, register_op
+from ..ir.types import TensorType
+from .conv import Conv2D
+from .elemwise import broadcast_type
+from .pool import Pool2D, pool_out_size
+
+
+def _per_axis(v, x: np.ndarray, axis):
+    """Broadcast a per-tensor or per-axis parameter against x (ONNX QuantizeLinear-13 ``axis``)."""
+    v = np.asarray(v)
+    if v.ndim == 0 or v.size == 1:
+        return v.reshape(())
+    shape = [1] * x.ndim
+    shape[axis % x.ndim] = v.size
+    return v.reshape(shape)
+
+
+@register_op
+class Quantize(OpDef):
+    """q = saturate(round_half_even(x / scale) + zero_point) (ONNX QuantizeLinear-13)."""
+    name, c_expr, pattern, num_inputs = "qnn.quantize", "quantize", OpPattern.ELEMWISE, 1
+    attrs = {"scale": 1.0, "zero_point": 0, "axis": 1, "out_dtype": "int8"}
+
+    def infer(self, args, attrs):
+        return TensorType(args[0].shape, attrs["out_dtype"])
+
+    def compute(self, x, scale, zero_point, axis, out_dtype):
+        s = _per_axis(np.float32(scale) if np.ndim(scale) == 0 else np.asarray(scale, np.float32), x, axis)
+        z = _per_axis(zero_point, x, axis)
+        q = np.rint(x.astype(np.float32) / s).astype(np.float64) + z
+        return quant.saturate(q, out_dtype)
+
+
+@register_op
+class Dequantize(OpDef):
+    """x = (q - zero_point) * scale in float32 (ONNX DequantizeLinear-13)."""
+    name, c_expr, pattern, num_inputs = "qnn.dequantize", "dequantize", OpPattern.ELEMWISE, 1
+    attrs = {"scale": 1.0, "zero_point": 0, "axis": 1}
+
+    def infer(self, args, attrs):
+        return TensorType(args[0].shape, "float32")
+
+    def compute(self, q, scale, zero_point, axis):
+        s = _per_axis(np.asarray(scale, np.float32), q, axis)
+        z = _per_axis(zero_point, q, axis)
+        return ((q.astype(np.int64) - z).astype(np.float32) * s).astype(np.float32)
+
+
+@register_op
+class QConv2D(Conv2D):
+    """int32 acc = Σ (x − input_zero_point) · w over the real (unpadded) taps (CMSIS-NN
+    arm_convolve_s8 without its output stage). Weights int8, symmetric."""
+    name = "qnn.conv2d"
+    attrs = {**Conv2D.attrs, "input_zero_point": 0}
+
+    def infer(self, args, attrs):
+        t = super().infer(args, attrs)
+        return TensorType(t.shape, "int32")
+
+    def compute(self, x, w, input_zero_point, **attrs):
+        acc = super().compute(x.astype(np.int64) - input_zero_point, w.astype(np.int64), **attrs)
+        return acc.astype(np.int32)
+
+
+@register_op
+class QMatMul(OpDef):
+    """int32 acc[..., n] = Σ_k (a[..., k] − input_zero_point) · b[k, n] (arm_fully_connected_s8 core)."""
+    name, pattern, num_inputs = "qnn.matmul", OpPattern.OUT_ELEMWISE_FUSABLE, 2
+    attrs = {"input_zero_point": 0}
+
+    def infer(self, args, attrs):
+        a, b = args
+        if b.ndim != 2 or a.shape[-1] != b.shape[0]:
+            raise TinyfuseError(f"qnn.matmul: shapes {a.shape} x {b.shape} unsupported")
+        return TensorType(a.shape[:-1] + (b.shape[1],), "int32")
+
+    def compute(self, a, b, input_zero_point):
+        return np.matmul(a.astype(np.int64) - input_zero_point, b.astype(np.int64)).astype(np.int32)
+
+
+@register_op
+class Requantize(OpDef):
+    """y = saturate(MBQM(x − input_zero_point, multiplier, shift) + output_zero_point): multiplier
+    (Q31) and shift are int32 tensors broadcast against x (per-channel or per-tensor)."""
+    name, c_expr, pattern, num_inputs = "qnn.requantize", "requantize", OpPattern.BROADCAST, 3
+    attrs = {"input_zero_point": 0, "output_zero_point": 0, "rounding": "double", "out_dtype": "int8"}
+
+    def infer(self, args, attrs):
+        t = broadcast_type(args, self.name)
+        return TensorType(t.shape, attrs["out_dtype"])
+
+    def compute(self, x, multiplier, shift, input_zero_point, output_zero_point, rounding, out_dtype):
+        y = quant.requantize(x.astype(np.int64) - input_zero_point, multiplier, shift, rounding)
+        return quant.saturate(y + output_zero_point, out_dtype)
+
+
+@register_op
+class QAdd(OpDef):
+    """TFLite reference int8 ADD (QUANT.md): both inputs rescaled to 2·max(s1, s2) with 20 bits of
+    headroom, summed, requantized once. Parameters from ``quant.add_params``."""
+    name, c_expr, pattern, num_inputs = "qnn.add", "qadd", OpPattern.BROADCAST, 2
+    attrs = {"a_zero_point": 0, "b_zero_point": 0, "out_zero_point": 0,
+             "m1": 0, "sh1": 0, "m2": 0, "sh2": 0, "mo": 0, "sho": 0}
+
+    def infer(self, args, attrs):
+        return broadcast_type(args, self.name)
+
+    def compute(self, a, b, a_zero_point, b_zero_point, out_zero_point, **p):
+        return quant.saturate(quant.qadd(a, a_zero_point, b, b_zero_point, out_zero_point, p))
+
+
+@register_op
+class QMul(OpDef):
+    """TFLite reference int8 MUL: MBQM((a − za)(b − zb), s_a·s_b/s_out) + z_out."""
+    name, c_expr, pattern, num_inputs = "qnn.mul", "qmul", OpPattern.BROADCAST, 2
+    attrs = {"a_zero_point": 0, "b_zero_point": 0, "out_zero_point": 0, "multiplier": 0, "shift": 0}
+
+    def infer(self, args, attrs):
+        return broadcast_type(args, self.name)
+
+    def compute(self, a, b, a_zero_point, b_zero_point, out_zero_point, multiplier, shift):
+        return quant.saturate(quant.qmul(a, a_zero_point, b, b_zero_point, out_zero_point, multiplier, shift))
+
+
+@register_op
+class LUT(OpDef):
+    """y = table[x + 128]: any int8 → int8 unary function (sigmoid, tanh, hard-swish ...) as a
+    256-entry table computed at compile time (TFLM LOGISTIC/TANH match a float-computed LUT)."""
+    name, c_expr, pattern, num_inputs = "qnn.lut", "lut", OpPattern.ELEMWISE, 1
+    attrs = {"table": None}
+
+    def infer(self, args, attrs):
+        return args[0]
+
+    def compute(self, x, table):
+        return np.asarray(table, np.int8)[x.astype(np.int64) + 128]
+
+
+@register_op
+class QSoftmax(OpDef):
+    """int8 softmax: float softmax of the dequantized input, quantized to (out_scale, out_zero_point)
+    with round half away from zero (matches TFLM on 10,240 of 10,240 outputs, QUANT.md)."""
+    name, pattern, num_inputs = "qnn.softmax", OpPattern.OPAQUE, 1
+    attrs = {"axis": -1, "in_scale": 1.0, "in_zero_point": 0, "out_scale": 1.0 / 256, "out_zero_point": -128}
+
+    def infer(self, args, attrs):
+        return args[0]
+
+    def compute(self, x, axis, in_scale, in_zero_point, out_scale, out_zero_point):
+        real = (x.astype(np.float64) - in_zero_point) * np.float64(np.float32(in_scale))
+        e = np.exp(real - real.max(axis=axis, keepdims=True))
+        p = e / e.sum(axis=axis, keepdims=True)
+        return quant.saturate(quant.round_half_away(p / np.float64(np.float32(out_scale))) + out_zero_point)
+
+
+@register_op
+class QAvgPool2D(Pool2D):
+    """int8 average pool (TFLM reference): int32 sum of the real taps divided by their count with
+    rounding half away from zero. Input and output share (scale, zero_point); padded taps and the
+    ceil_mode tail are not counted (count_include_pad=0 only)."""
+    name = "qnn.avg_pool2d"
+
+    def infer(self, args, attrs):
+        if attrs["count_include_pad"] and any(attrs["padding"]):
+            raise TinyfuseError("qnn.avg_pool2d: count_include_pad=1 with padding has no int8 kernel")
+        return super().infer(args, attrs)
+
+    def compute(self, x, pool_size, strides, padding, ceil_mode, count_include_pad, layout):
+        xn = x.astype(np.int64) if layout == "NCHW" else x.astype(np.int64).transpose(0, 3, 1, 2)
+        n, c, h, w = xn.shape
+        (kh, kw), (sh, sw), (pt, pl, pb, pr) = pool_size, strides, padding
+        oh, ow = pool_out_size(h, kh, sh, pt, pb, ceil_mode), pool_out_size(w, kw, sw, pl, pr, ceil_mode)
+        total = np.zeros((n, c, oh, ow), np.int64)
+        cnt = np.zeros((oh, ow), np.int64)
+        for i in range(oh):
+            for j in range(ow):
+                r0, r1 = max(i * sh - pt, 0), min(i * sh - pt + kh, h)
+                c0, c1 = max(j * sw - pl, 0), min(j * sw - pl + kw, w)
+                total[:, :, i, j] = xn[:, :, r0:r1, c0:c1].sum(axis=(2, 3))
+                cnt[i, j] = (r1 - r0) * (c1 - c0)
+        q = np.where(total > 0, (total + cnt // 2) // cnt, -((-total + cnt // 2) // cnt))
+        q = quant.saturate(q)
+        return q if layout == "NCHW" else q.transpose(0, 2, 3, 1)

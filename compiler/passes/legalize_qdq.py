@@ -1,0 +1,209 @@
+"""legalize_qdq: dequantize → float op → quantize becomes int8 qnn ops (TVM's
+FakeQuantizationToInteger, with TFLite int8 arithmetic).
+
+For each ``qnn.quantize(y)`` the pass peels the activations between the op and the quantize
+(relu, clip: they become the output clamp) and rewrites the op when all its data inputs are
+dequantized int8 tensors and its weights dequantized int8 constants:
+
+    quantize(relu(add(conv2d(dq(x), dq(W)), dq(B))))
+      → clip(qnn.requantize(add(qnn.conv2d(x, W), B), M, shift), lo, hi)
+
+M = double(s_x)·double(s_w[c]) / double(s_out) per output channel (never the bias scale; QUANT.md),
+encoded as Q31 multiplier + shift at compile time. Pools, reshapes, transposes and concat move to
+int8 unchanged when the scales agree (else an explicit requantize); add and mul use the TFLite
+arithmetic; softmax has its own int8 op; other unary float ops become 256-entry lookup tables.
+A float op with no int8 form stays float and a warning names it. Dequantized constants that remain
+(weights of float ops, as in hybrid models) are folded into float constants.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import quant
+from ..errors import TinyfuseError
+from ..ir import Call, Constant, Expr, IRModule, call, get_op, rewrite, users
+
+ACTIVATIONS = ("nn.relu", "clip")
+LUT_OPS = ("sigmoid", "tanh", "hard_sigmoid", "hard_swish", "nn.leaky_relu")
+MOVE_OPS = ("reshape", "transpose", "nn.max_pool2d")
+
+
+def _is(e, *ops) -> bool:
+    return isinstance(e, Call) and isinstance(e.op, str) and e.op in ops
+
+
+def _scalar(v) -> float:
+    a = np.asarray(v).reshape(-1)
+    return float(a[0]) if a.size == 1 or np.all(a == a[0]) else None
+
+
+def _dq_tensor(e: Expr):
+    """(int8 tensor, scale, zero_point) if e = dequantize(int8 per-tensor activation), else None."""
+    if _is(e, "qnn.dequantize") and e.args[0].ty.dtype == "int8" and not isinstance(e.args[0], Constant):
+        s, z = _scalar(e.attrs["scale"]), _scalar(e.attrs["zero_point"])
+        if s is not None and z is not None:
+            return e.args[0], float(np.float32(s)), int(z)
+    return None
+
+
+def _dq_const(e: Expr):
+    """(int array, per-axis scales as float32 array, axis) if e = [reshape](dequantize(Constant))."""
+    while _is(e, "reshape"):
+        e = e.args[0]
+    if _is(e, "qnn.dequantize") and isinstance(e.args[0], Constant):
+        z = np.asarray(e.attrs["zero_point"])
+        if np.any(z != 0):
+            return None
+        return e.args[0].value, np.asarray(e.attrs["scale"], np.float32).reshape(-1), e.attrs["axis"]
+    return None
+
+
+def _clamp(y: Expr, acts: list[Call], scale: float, zp: int) -> Expr:
+    bounds = [(0.0, None) if a.op == "nn.relu" else (a.attrs["a_min"], a.attrs["a_max"]) for a in acts]
+    lo, hi = quant.activation_range(bounds, scale, zp)
+    return call("clip", y, a_min=lo, a_max=hi) if (lo, hi) != (-128, 127) else y
+
+
+def _requantize(x: Expr, real, zp_in: int, zp_out: int, rounding: str, shape=None) -> Expr:
+    m, sh = quant.quantize_multipliers(np.asarray(real, np.float64))
+    if shape is not None:
+        m, sh = m.reshape(shape), sh.reshape(shape)
+    return call("qnn.requantize", x, Constant(m), Constant(sh), input_zero_point=zp_in,
+                output_zero_point=zp_out, rounding=rounding)
+
+
+def _same_q(a, b) -> bool:
+    return a[1] == b[1] and a[2] == b[2]
+
+
+class _Legalizer:
+    def __init__(self, mod: IRModule, rounding: str):
+        self.rounding = rounding
+        self.uses = users(mod.main.body)
+
+    def single_use(self, orig: Expr) -> bool:
+        return len(self.uses.get(id(orig), [])) == 1
+
+    def visit(self, node: Expr, orig: Expr):
+        if not _is(node, "qnn.quantize") or node.attrs["out_dtype"] != "int8":
+            return None
+        s_out, z_out = _scalar(node.attrs["scale"]), _scalar(node.attrs["zero_point"])
+        if s_out is None or z_out is None:
+            return None
+        s_out, z_out = float(np.float32(s_out)), int(z_out)
+        y, oy, acts = node.args[0], orig.args[0], []
+        while _is(y, *ACTIVATIONS) and self.single_use(oy):
+            acts.insert(0, y)
+            y, oy = y.args[0], oy.args[0]
+        if not self.single_use(oy) and not _dq_tensor(y):
+            return None
+        new = self.rewrite_op(y, s_out, z_out)
+        if new is None:
+            if not _is(y, "qnn.dequantize"):
+                warnings.warn(f"legalize_qdq: node '{y.span or y.op}' ({y.op}) has no int8 kernel; it runs in float")
+            return None
+        return _clamp(new, acts, s_out, z_out)
+
+    def rewrite_op(self, y: Expr, s_out: float, z_out: int):
+        if _is(y, "qnn.dequantize"):                                   # Q(DQ(x)): requantize
+            t = _dq_tensor(y)
+            if t is None:
+                return None
+            x, s, z = t
+            return x if (s, z) == (s_out, z_out) else _requantize(x, s / s_out, z, z_out, self.rounding)
+        if _is(y, "add") and _is(y.args[0], "nn.conv2d", "nn.matmul") and _dq_const(y.args[1]) is not None:
+            return self.anchor(y.args[0], y.args[1], s_out, z_out)
+        if _is(y, "nn.conv2d", "nn.matmul"):
+            return self.anchor(y, None, s_out, z_out)
+        if _is(y, "add", "multiply"):
+            return self.binary(y, s_out, z_out)
+        if _is(y, *MOVE_OPS, "nn.avg_pool2d"):
+            t = _dq_tensor(y.args[0])
+            if t is None:
+                return None
+            x, s, z = t
+            op = "qnn.avg_pool2d" if y.op == "nn.avg_pool2d" else y.op
+            if op == "qnn.avg_pool2d" and y.attrs["count_include_pad"] and any(y.attrs["padding"]):
+                return None
+            moved = call(op, x, span=y.span, **y.attrs)
+            return moved if (s, z) == (s_out, z_out) else _requantize(moved, s / s_out, z, z_out, self.rounding)
+        if _is(y, "nn.softmax"):
+            t = _dq_tensor(y.args[0])
+            if t is None:
+                return None
+            x, s, z = t
+            return call("qnn.softmax", x, axis=y.attrs["axis"], in_scale=s, in_zero_point=z, out_scale=s_out,
+                        out_zero_point=z_out, span=y.span)
+        if _is(y, *LUT_OPS):
+            t = _dq_tensor(y.args[0])
+            if t is None:
+                return None
+            x, s, z = t
+            real = (np.arange(-128, 128, dtype=np.float64) - z) * s
+            f = get_op(y.op).compute(real.astype(np.float32), **y.attrs).astype(np.float64)
+            table = quant.saturate(quant.round_half_away(f / s_out) + z_out)
+            return call("qnn.lut", x, table=table, span=y.span)
+        return None
+
+    def anchor(self, op: Call, bias: Expr | None, s_out: float, z_out: int):
+        t, w = _dq_tensor(op.args[0]), _dq_const(op.args[1])
+        if t is None or w is None or w[0].dtype != np.int8:
+            return None
+        x, s_x, z_x = t
+        w_int, s_w, axis = w
+        conv = op.op == "nn.conv2d"
+        n_out = op.ty.shape[1] if conv else op.ty.shape[-1]
+        if s_w.size not in (1, n_out) or (s_w.size > 1 and axis % w_int.ndim != (0 if conv else 1)):
+            raise TinyfuseError(f"node '{op.span}' ({op.op}): weight scales of size {s_w.size} on axis {axis} "
+                                f"do not match {n_out} output channels")
+        if conv:
+            acc = call("qnn.conv2d", x, Constant(w_int), input_zero_point=z_x, span=op.span,
+                       **{k: v for k, v in op.attrs.items()})
+            shape = (1, n_out, 1, 1)
+        else:
+            acc = call("qnn.matmul", x, Constant(w_int), input_zero_point=z_x, span=op.span)
+            shape = (n_out,)
+        if bias is not None:
+            b = _dq_const(bias)
+            if b[0].dtype != np.int32:
+                return None
+            acc = call("add", acc, Constant(np.broadcast_to(b[0].reshape(-1), (n_out,)).reshape(shape).astype(np.int32)))
+        if s_w.size == 1 and not conv:   # TFLM per-tensor FULLY_CONNECTED: float32(s_in·s_w) / s_out
+            real = np.full(n_out, float(np.float32(s_x) * s_w[0]) / s_out)
+        else:
+            real = np.float64(s_x) * np.broadcast_to(s_w.astype(np.float64), (n_out,)) / s_out
+        return _requantize(acc, real, 0, z_out, self.rounding, shape)
+
+    def binary(self, y: Call, s_out: float, z_out: int):
+        ops = []
+        for a in y.args:
+            t = _dq_tensor(a)
+            if t is None:
+                c = _dq_const(a)
+                if c is None or c[0].dtype != np.int8 or c[1].size != 1 or np.asarray(a.attrs.get("zero_point", 0)).size != 1:
+                    return None
+                t = (Constant(c[0]), float(c[1][0]), 0)
+            ops.append(t)
+        (a, sa, za), (b, sb, zb) = ops
+        if y.op == "add":
+            p = quant.add_params(sa, sb, s_out)
+            return call("qnn.add", a, b, a_zero_point=za, b_zero_point=zb, out_zero_point=z_out, span=y.span, **p)
+        m, sh = quant.quantize_multiplier(np.float64(sa) * np.float64(sb) / s_out)
+        return call("qnn.mul", a, b, a_zero_point=za, b_zero_point=zb, out_zero_point=z_out, multiplier=m,
+                    shift=sh, span=y.span)
+
+
+def fold_dequantized_constants(mod: IRModule) -> IRModule:
+    """dequantize(Constant) left after legalization (weights of float ops) → float Constant."""
+    def visit(node, _orig):
+        if _is(node, "qnn.dequantize") and isinstance(node.args[0], Constant):
+            return Constant(get_op(node.op).compute(node.args[0].value, **node.attrs), node.args[0].name)
+        return None
+    return mod.with_main(rewrite(mod.main, visit))
+
+
+def legalize_qdq(mod: IRModule, rounding: str = "double") -> IRModule:
+    mod = mod.with_main(rewrite(mod.main, _Legalizer(mod, rounding).visit))
+    return fold_dequantized_constants(mod)
