@@ -162,8 +162,8 @@ class QSoftmax(OpDef):
         return args[0]
 
     def compute(self, x, axis, in_scale, in_zero_point, out_scale, out_zero_point):
-        real = (x.astype(np.float64) - in_zero_point) * np.float64(np.float32(in_scale))
-        e = np.exp(real - real.max(axis=axis, keepdims=True))
+        d = (x.astype(np.int64) - x.max(axis=axis, keepdims=True)).astype(np.float64)
+        e = np.exp(d * np.float64(np.float32(in_scale)))   # the zero point cancels: x − max(x)
         p = e / e.sum(axis=axis, keepdims=True)
         return quant.saturate(quant.round_half_away(p / np.float64(np.float32(out_scale))) + out_zero_point)
 

@@ -1,0 +1,20 @@
+"""qnn.softmax: a hand-written template (no isl), like the float softmax."""
+import numpy as np
+
+from ..codegen.templates import template
+from . import lowering
+from .kernel import Kernel
+
+
+def _double(v: float) -> str:
+    return repr(float(np.float32(v)))  # the float32 scale, exactly, as a double literal
+
+
+@lowering("qnn.softmax")
+def lower_qsoftmax(fn, anchor, epi, pool, name) -> Kernel:
+    a = anchor.attrs
+    shape, axis = anchor.ty.shape, a["axis"] % anchor.ty.ndim
+    loops = template("softmax/int8.c.j2").render(
+        outer=int(np.prod(shape[:axis])), length=shape[axis], inner=int(np.prod(shape[axis + 1:])),
+        in_scale=_double(a["in_scale"]), out_scale=_double(a["out_scale"]), out_zero_point=a["out_zero_point"])
+    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], inplace=[0])
