@@ -164,7 +164,8 @@ class QSoftmax(OpDef):
     def compute(self, x, axis, in_scale, in_zero_point, out_scale, out_zero_point):
         d = (x.astype(np.int64) - x.max(axis=axis, keepdims=True)).astype(np.float64)
         e = np.exp(d * np.float64(np.float32(in_scale)))   # the zero point cancels: x − max(x)
-        p = e / e.sum(axis=axis, keepdims=True)
+        total = np.moveaxis(np.cumsum(np.moveaxis(e, axis, -1), axis=-1)[..., -1:], -1, axis)  # C's sum order
+        p = e / total
         return quant.saturate(quant.round_half_away(p / np.float64(np.float32(out_scale))) + out_zero_point)
 
 
