@@ -3,6 +3,7 @@ writes the IR text after each one (``NN_<name>.txt``)."""
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 from ..errors import TinyfuseError
@@ -13,10 +14,12 @@ from .eliminate_dead_code import eliminate_dead_code
 from .fold_batchnorm import fold_batchnorm
 from .fold_constant import fold_constant
 from .fuse_ops import fuse_ops
+from .legalize_qdq import legalize_qdq
 
 PASSES = [
-    ("fold_constant", fold_constant),              # evaluate all-constant subgraphs
+    ("fold_constant", partial(fold_constant, keep_dequantize=True)),  # all-constant subgraphs
     ("fold_batchnorm", fold_batchnorm),            # BN into conv/matmul weights, else scale+shift
+    ("legalize_qdq", legalize_qdq),                # DQ → float op → Q  becomes int8 qnn ops
     ("convert_layout", convert_layout),            # NCHW → NHWC inside, I/O layout kept
     ("eliminate_dead_code", eliminate_dead_code),  # no-op reshapes/transposes/clips
     ("fold_constant", fold_constant),              # constants made by the passes above
@@ -26,9 +29,12 @@ PASS_NAMES = sorted({n for n, _ in PASSES})
 
 
 def run_pipeline(mod: IRModule, disabled=(), dump_dir: str | Path | None = None,
-                 timings: dict | None = None) -> IRModule:
+                 timings: dict | None = None, rounding: str = "double") -> IRModule:
     """Run PASSES in order except those named in ``disabled``. fuse_ops, when disabled, still wraps
-    each op in its own kernel Function (lowering needs that form)."""
+    each op in its own kernel Function (lowering needs that form). ``rounding`` ('double', TFLM's
+    default, or 'single') is the requantization rounding legalize_qdq bakes into int8 kernels."""
+    if rounding not in ("double", "single"):
+        raise TinyfuseError(f"--rounding must be 'double' or 'single', got '{rounding}'")
     unknown = set(disabled) - set(PASS_NAMES)
     if unknown:
         raise TinyfuseError(f"unknown pass {sorted(unknown)}; passes are: {', '.join(PASS_NAMES)}")
@@ -41,6 +47,8 @@ def run_pipeline(mod: IRModule, disabled=(), dump_dir: str | Path | None = None,
             mod = fuse_ops(mod, enabled=name not in disabled)
         elif name in disabled:
             continue
+        elif name == "legalize_qdq":
+            mod = legalize_qdq(mod, rounding=rounding)
         else:
             mod = fn(mod)
         if timings is not None:
