@@ -1,8 +1,10 @@
 """ONNX → IRModule.
 
 Reads the protobuf with the ``onnx`` package, upgrades models older than opset 13 with
-``onnx.version_converter``, folds every node whose inputs are all initializers/constants by running it
-in ``onnx.reference.ReferenceEvaluator`` (e.g. DequantizeLinear on int8 weights, shape arithmetic),
+``onnx.version_converter`` (e.g. Softmax-11's coerce-to-2D becomes Flatten → Softmax-13 → Reshape,
+Clip-6's attributes become inputs), checks each node against its ONNX schema (input counts, required
+attributes), folds every node whose inputs are all initializers/constants by running it in
+``onnx.reference.ReferenceEvaluator`` (e.g. DequantizeLinear on int8 weights, shape arithmetic),
 and converts the rest op by op into NCHW IR calls (``convert_layout`` moves them to NHWC later).
 
 Errors are :class:`TinyfuseError` with one line naming node, op type, opset and the offending
@@ -10,6 +12,7 @@ shape or attribute.
 """
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Callable
@@ -20,8 +23,8 @@ from onnx import helper, numpy_helper
 
 from .. import ops  # noqa: F401  (registers the ops)
 from ..errors import TinyfuseError, node_error
-from ..ir import Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call
-from ..ops.conv import conv_out_size
+from ..ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call
+from ..ir.types import C_TYPES
 
 MIN_OPSET = 13
 
@@ -31,7 +34,7 @@ class Node:
 
     def __init__(self, proto: onnx.NodeProto, opset: int):
         self.proto, self.opset = proto, opset
-        self.name = proto.name or (proto.output[0] if proto.output else proto.op_type)
+        self.name = shown(proto.name or (proto.output[0] if proto.output else proto.op_type))
         self.op_type = proto.op_type
         self.attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
 
@@ -40,7 +43,7 @@ class Node:
         return v.decode() if isinstance(v, bytes) else v
 
     def error(self, problem: str, hint: str = "") -> TinyfuseError:
-        return node_error(self.name, self.op_type, self.opset, problem, hint)
+        return node_error(self.name, shown(self.op_type), self.opset, problem, hint)
 
 
 CONVERTERS: dict[str, Callable] = {}
@@ -61,6 +64,36 @@ def const_value(node: Node, e: Expr | None, what: str) -> np.ndarray:
     return e.value
 
 
+def optional_arg(args: list, i: int) -> Expr | None:
+    """The i-th input, or None when it is absent or given as the empty name."""
+    return args[i] if len(args) > i else None
+
+
+def shown(name: str) -> str:
+    """A model-supplied name as it may appear in a one-line message (control characters escaped)."""
+    return name if name.isprintable() else name.encode("unicode_escape").decode("ascii")
+
+
+MAX_TENSOR_BYTES = 2**31 - 1   # generated C indexes with int; no MCU has more RAM anyway
+
+
+def check_size(ty: TensorType, what: str) -> None:
+    nbytes = math.prod(ty.shape) * np.dtype(ty.dtype).itemsize
+    if nbytes > MAX_TENSOR_BYTES:
+        raise TinyfuseError(f"{what} has shape {list(ty.shape)} ({nbytes} bytes); tinyfuse handles tensors "
+                            f"up to {MAX_TENSOR_BYTES} bytes")
+
+
+def check_names(model: onnx.ModelProto, where: str) -> None:
+    """Every name the compiler reads is text: python protobuf returns non-UTF-8 strings as bytes."""
+    g = model.graph
+    names = [v.name for v in (*g.input, *g.output, *g.initializer)]
+    for n in g.node:
+        names += [n.op_type, n.name, n.domain, *n.input, *n.output, *(a.name for a in n.attribute)]
+    if any(not isinstance(s, str) for s in names):
+        raise TinyfuseError(f"{where}: the graph holds a name that is not valid UTF-8 (damaged file?)")
+
+
 def sanitize(name: str) -> str:
     s = re.sub(r"\W", "_", name)
     return s if s and not s[0].isdigit() else "m_" + s
@@ -74,21 +107,33 @@ def load_onnx(path: str | Path) -> onnx.ModelProto:
     try:
         model = onnx.load(str(path))
     except Exception as e:  # protobuf DecodeError and friends
-        raise TinyfuseError(f"{path}: not a valid ONNX file ({type(e).__name__}: {str(e).splitlines()[0][:120]})") from None
+        raise TinyfuseError(f"{path}: not a valid ONNX file ({type(e).__name__}: {first_line(e)})") from None
     if not model.graph.node:
         raise TinyfuseError(f"{path}: the ONNX graph has no nodes (truncated or empty file?)")
+    return upgrade_opset(model, str(path))
+
+
+def upgrade_opset(model: onnx.ModelProto, where: str = "model") -> onnx.ModelProto:
+    """Check the graph's names, and bring a model older than opset 13 to opset 13 with
+    onnx.version_converter."""
+    check_names(model, where)
     opset = default_opset(model)
     newest = onnx.defs.onnx_opset_version()
     if opset > newest:
-        raise TinyfuseError(f"{path}: model uses ai.onnx opset {opset}, newer than {newest}, the newest the "
+        raise TinyfuseError(f"{where}: model uses ai.onnx opset {opset}, newer than {newest}, the newest the "
                             f"installed onnx {onnx.__version__} defines; upgrade the onnx package")
     if opset < MIN_OPSET:
         try:
             model = onnx.version_converter.convert_version(model, MIN_OPSET)
         except Exception as e:
-            raise TinyfuseError(f"{path}: cannot upgrade opset {opset} to {MIN_OPSET} with "
-                                f"onnx.version_converter: {str(e).splitlines()[0][:160]}") from None
+            raise TinyfuseError(f"{where}: cannot upgrade opset {opset} to {MIN_OPSET} with "
+                                f"onnx.version_converter: {first_line(e)}") from None
     return model
+
+
+def first_line(e: BaseException, limit: int = 160) -> str:
+    lines = str(e).strip().splitlines()
+    return lines[0][:limit] if lines else type(e).__name__
 
 
 def default_opset(model: onnx.ModelProto) -> int:
@@ -98,8 +143,27 @@ def default_opset(model: onnx.ModelProto) -> int:
     return 1
 
 
+def check_schema(node: Node) -> None:
+    """The node against its ONNX schema with ``onnx.checker.check_node``: input counts, empty required
+    inputs, required/unknown attributes and attribute types. Ops without a schema pass (the
+    converter lookup reports them)."""
+    try:
+        onnx.defs.get_schema(node.op_type, node.opset, node.proto.domain)
+    except onnx.defs.SchemaError:
+        return
+    ctx = onnx.checker.C.CheckerContext()
+    ctx.ir_version = onnx.IR_VERSION
+    ctx.opset_imports = {node.proto.domain: node.opset}
+    try:
+        onnx.checker.check_node(node.proto, ctx)
+    except onnx.checker.ValidationError as e:
+        raise node.error(f"invalid node: {first_line(e)}") from None
+    except UnicodeDecodeError:  # the checker's message quotes text that is not UTF-8
+        raise node.error("invalid node: a name or attribute is not valid UTF-8 (damaged file?)") from None
+
+
 def fold_onnx_node(node: Node, values: list[np.ndarray | None]) -> list[np.ndarray]:
-    """Evaluate one node on constant inputs with onnx's reference evaluator."""
+    """Evaluate one node on constant inputs with onnx's reference evaluator (at the model's opset)."""
     from onnx.reference import ReferenceEvaluator
 
     names = [f"i{k}" if v is not None else "" for k, v in enumerate(values)]
@@ -107,10 +171,18 @@ def fold_onnx_node(node: Node, values: list[np.ndarray | None]) -> list[np.ndarr
                              domain=node.proto.domain)
     proto.attribute.extend(node.proto.attribute)
     try:
-        ev = ReferenceEvaluator(proto)
+        ev = ReferenceEvaluator(proto, opsets={node.proto.domain: node.opset})
         return ev.run(None, {n: v for n, v in zip(names, values) if n})
     except Exception as e:
-        raise node.error(f"cannot fold constant inputs: {str(e).splitlines()[0][:160]}") from None
+        raise node.error(f"cannot fold constant inputs: {first_line(e)}") from None
+
+
+def initializer_value(init: onnx.TensorProto) -> np.ndarray:
+    try:
+        return numpy_helper.to_array(init)
+    except Exception as e:
+        raise TinyfuseError(f"initializer '{shown(init.name)}' (dims {list(init.dims)}) cannot be read: "
+                            f"{first_line(e)}; the file is damaged") from None
 
 
 def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
@@ -119,16 +191,68 @@ def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
 
 
 def input_type(vi: onnx.ValueInfoProto) -> TensorType:
-    tt = vi.type.tensor_type
+    tt, name = vi.type.tensor_type, shown(vi.name)
+    if not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
+        raise TinyfuseError(f"input '{name}' has no tensor shape; tinyfuse needs static shapes")
     dims = []
     for d in tt.shape.dim:
+        if d.HasField("dim_value") and d.dim_value == 0:
+            raise TinyfuseError(f"input '{name}' has an empty dimension in shape "
+                                f"{[d.dim_value for d in tt.shape.dim]}; tinyfuse needs non-empty tensors")
         if not d.HasField("dim_value") or d.dim_value <= 0:
-            shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
-            raise TinyfuseError(f"input '{vi.name}' has dynamic shape {shape}; tinyfuse needs static shapes: "
+            shape = [d.dim_value if d.HasField("dim_value") else shown(d.dim_param or "?") for d in tt.shape.dim]
+            raise TinyfuseError(f"input '{name}' has dynamic shape {shape}; tinyfuse needs static shapes: "
                                 "export with fixed sizes (e.g. onnxruntime.tools.make_dynamic_shape_fixed)")
         dims.append(d.dim_value)
-    dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
-    return TensorType(tuple(dims), str(dtype))
+    try:
+        dtype = str(helper.tensor_dtype_to_np_dtype(tt.elem_type))
+    except KeyError:
+        dtype = f"code {tt.elem_type}"
+    if dtype not in C_TYPES:
+        raise TinyfuseError(f"input '{name}' has element type {dtype}; supported: float32, int8, uint8")
+    ty = TensorType(tuple(dims), dtype)
+    check_size(ty, f"input '{name}'")
+    return ty
+
+
+def convert_node(node: Node, args: list[Expr | None]) -> list[Expr]:
+    """Fold an all-constant node, else run its converter; op-level type errors get the node's name."""
+    if args and all(a is None or isinstance(a, Constant) for a in args) and node.op_type != "Constant":
+        values = fold_onnx_node(node, [a.value if a is not None else None for a in args])
+        return [Constant(v, o) for v, o in zip(values, node.proto.output)]
+    if node.op_type not in CONVERTERS:
+        raise node.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted(CONVERTERS))}")
+    try:
+        outs = CONVERTERS[node.op_type](node, args)
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        for e in outs:
+            check_size(e.ty, "the output")
+    except TinyfuseError as e:
+        if str(e).startswith("node '"):
+            raise
+        raise node.error(str(e)) from None
+    return outs
+
+
+def storage_root(e: Expr) -> Expr:
+    """The value whose memory ``e`` lives in (reshapes are views)."""
+    while isinstance(e, Call) and e.op == "reshape":
+        e = e.args[0]
+    return e
+
+
+def own_buffers(outputs: list[Expr]) -> list[Expr]:
+    """Give every graph output its own memory: an output that is a model input, a view of one, or
+    shares its memory with an earlier output gets an explicit ``copy``."""
+    seen: set[int] = set()
+    result = []
+    for e in outputs:
+        root = storage_root(e)
+        if isinstance(root, Var) or id(root) in seen:
+            e = call("copy", e, span="output copy")
+        seen.add(id(storage_root(e)))
+        result.append(e)
+    return result
 
 
 def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> IRModule:
@@ -136,11 +260,15 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
     if not isinstance(model, onnx.ModelProto):
         name = name or sanitize(Path(model).stem)
         model = load_onnx(model)
+    else:
+        model = upgrade_opset(model)
     name = sanitize(name or model.graph.name or "model")
     opset = default_opset(model)
+    if not model.graph.output:
+        raise TinyfuseError("the ONNX graph has no outputs (truncated or damaged file?)")
     env: dict[str, Expr] = {}
     for init in model.graph.initializer:
-        env[init.name] = Constant(numpy_helper.to_array(init), init.name)
+        env[init.name] = Constant(initializer_value(init), init.name)
     params = []
     for vi in graph_inputs(model):
         v = Var(vi.name, input_type(vi))
@@ -148,248 +276,25 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
         env[vi.name] = v
     for proto in model.graph.node:
         node = Node(proto, opset)
+        if proto.domain not in ("", "ai.onnx"):
+            raise node.error(f"operator domain '{shown(proto.domain)}' is not supported")
         missing = [i for i in proto.input if i and i not in env]
         if missing:
-            raise node.error(f"input '{missing[0]}' is neither a graph input, an initializer nor an earlier "
+            raise node.error(f"input '{shown(missing[0])}' is neither a graph input, an initializer nor an earlier "
                              "node's output", "the graph is incomplete or not topologically sorted")
-        args = [env[i] if i else None for i in proto.input]
-        if proto.domain not in ("", "ai.onnx"):
-            raise node.error(f"operator domain '{proto.domain}' is not supported")
-        if args and all(a is None or isinstance(a, Constant) for a in args) and proto.op_type != "Constant":
-            outs = [Constant(v, o) for v, o in zip(fold_onnx_node(node, [a.value if a is not None else None
-                                                                          for a in args]), proto.output)]
-        elif proto.op_type in CONVERTERS:
-            outs = CONVERTERS[proto.op_type](node, args)
-            outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-        else:
-            raise node.error("operator not supported by tinyfuse",
-                             f"supported: {', '.join(sorted(CONVERTERS))}")
+        check_schema(node)
+        outs = convert_node(node, [env[i] if i else None for i in proto.input])
         for oname, e in zip(proto.output, outs):
             if oname:
                 env[oname] = e
     outputs = []
     for o in model.graph.output:
         if o.name not in env:
-            raise TinyfuseError(f"graph output '{o.name}' is not produced by any node")
+            raise TinyfuseError(f"graph output '{shown(o.name)}' is not produced by any node")
         outputs.append(env[o.name])
+    outputs = own_buffers(outputs)
     body = outputs[0] if len(outputs) == 1 else Tuple(tuple(outputs))
     return IRModule(Function(tuple(params), body), name, tuple(o.name for o in model.graph.output))
 
 
-# ----------------------------------------------------------------------------------------- helpers
-
-def spatial_attrs(node: Node, x: TensorType, kernel: tuple[int, int], dilation=(1, 1)):
-    """strides and (top, left, bottom, right) padding from pads / auto_pad (ONNX Conv-11 rules)."""
-    if x.ndim != 4:
-        raise node.error(f"only 2-D spatial inputs (rank 4) are supported, got shape {list(x.shape)}")
-    strides = tuple(node.attr("strides", [1, 1]))
-    if len(strides) != 2 or min(strides) < 1:
-        raise node.error(f"strides {list(strides)} must be two positive integers")
-    auto_pad = node.attr("auto_pad", "NOTSET")
-    if auto_pad in ("NOTSET", ""):
-        pads = node.attr("pads", [0, 0, 0, 0])
-        if len(pads) != 4 or min(pads) < 0:
-            raise node.error(f"pads {list(pads)} must be 4 non-negative integers")
-        return strides, (pads[0], pads[1], pads[2], pads[3])
-    if auto_pad == "VALID":
-        return strides, (0, 0, 0, 0)
-    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
-        raise node.error(f"auto_pad '{auto_pad}' is not valid")
-    pads = []
-    for size, k, s, d in zip(x.shape[2:], kernel, strides, dilation):
-        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
-        small = total // 2
-        pads.append((small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small))
-    return strides, (pads[0][0], pads[1][0], pads[0][1], pads[1][1])
-
-
-def channel_param(v: np.ndarray, rank: int) -> Constant:
-    """[C] per-channel parameter → [1, C, 1, 1] constant broadcastable against NCHW."""
-    return Constant(v.reshape((1, -1) + (1,) * (rank - 2)))
-
-
-# ----------------------------------------------------------------------------------------- converters
-
-@converter("Conv")
-def convert_conv(node: Node, args):
-    x, w = args[0], args[1]
-    wv = const_value(node, w, "weight W")
-    if wv.ndim != 4:
-        raise node.error(f"only 2-D convolution is supported, weight shape {list(wv.shape)}")
-    dil = tuple(node.attr("dilations", [1, 1]))
-    strides, pads = spatial_attrs(node, x.ty, wv.shape[2:], dil)
-    group = node.attr("group", 1)
-    if x.ty.shape[1] != wv.shape[1] * group:
-        raise node.error(f"input channels {x.ty.shape[1]} != weight in-channels {wv.shape[1]} x group {group}")
-    y = call("nn.conv2d", x, Constant(wv.astype(np.float32) if wv.dtype != np.float32 else wv, w.name),
-             strides=strides, padding=pads, dilation=dil, groups=group, span=node.name)
-    if len(args) > 2 and args[2] is not None:
-        y = call("add", y, channel_param(const_value(node, args[2], "bias B"), 4), span=node.name)
-    return y
-
-
-@converter("BatchNormalization")
-def convert_bn(node: Node, args):
-    if node.attr("training_mode", 0):
-        raise node.error("training_mode=1 is not supported", "export the model in inference mode")
-    x = args[0]
-    ps = [channel_param(const_value(node, a, n), x.ty.ndim).value.astype(np.float32)
-          for a, n in zip(args[1:5], ("scale", "B", "mean", "var"))]
-    return call("nn.batch_norm", x, *map(Constant, ps), epsilon=float(node.attr("epsilon", 1e-5)),
-                span=node.name)
-
-
-def unary(op, **fixed):
-    def convert(node: Node, args):
-        attrs = {k: float(node.attr(k, v)) for k, v in fixed.items()}
-        return call(op, args[0], span=node.name, **attrs)
-    return convert
-
-
-CONVERTERS.update({
-    "Relu": unary("nn.relu"), "Sigmoid": unary("sigmoid"), "Tanh": unary("tanh"),
-    "LeakyRelu": unary("nn.leaky_relu", alpha=0.01), "HardSwish": unary("hard_swish"),
-    "HardSigmoid": unary("hard_sigmoid", alpha=0.2, beta=0.5),
-})
-
-
-@converter("Clip")
-def convert_clip(node: Node, args):
-    bounds = []
-    for i, what in ((1, "min"), (2, "max")):
-        a = args[i] if len(args) > i else None
-        bounds.append(None if a is None else float(const_value(node, a, what).reshape(())))
-    return call("clip", args[0], a_min=bounds[0], a_max=bounds[1], span=node.name)
-
-
-@converter("Add", "Sub", "Mul", "Div")
-def convert_binary(node: Node, args):
-    op = {"Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide"}[node.op_type]
-    a, b = args
-    if a.ty.dtype != b.ty.dtype:
-        raise node.error(f"operand dtypes differ: {a.ty.dtype} and {b.ty.dtype}")
-    try:
-        return call(op, a, b, span=node.name)
-    except TinyfuseError:
-        raise node.error(f"shapes {list(a.ty.shape)} and {list(b.ty.shape)} do not broadcast") from None
-
-
-@converter("MatMul")
-def convert_matmul(node: Node, args):
-    a, b = args
-    if b.ty.ndim != 2 or a.ty.shape[-1] != b.ty.shape[0]:
-        raise node.error(f"MatMul of shapes {list(a.ty.shape)} x {list(b.ty.shape)} is not supported",
-                         "tinyfuse supports [..., K] x [K, N]")
-    return call("nn.matmul", a, b, span=node.name)
-
-
-@converter("Gemm")
-def convert_gemm(node: Node, args):
-    """Y = alpha * A' B' + beta * C (ONNX Gemm-13) → matmul(A', alpha*B') + beta*C."""
-    a, b = args[0], args[1]
-    c = args[2] if len(args) > 2 else None
-    alpha, beta = node.attr("alpha", 1.0), node.attr("beta", 1.0)
-    if a.ty.ndim != 2 or b.ty.ndim != 2:
-        raise node.error(f"Gemm needs 2-D A and B, got {list(a.ty.shape)} and {list(b.ty.shape)}")
-    if node.attr("transA", 0):
-        a = call("transpose", a, axes=(1, 0), span=node.name)
-    if isinstance(b, Constant):
-        bv = b.value.T if node.attr("transB", 0) else b.value
-        b = Constant((bv * alpha).astype(bv.dtype) if alpha != 1.0 else bv, b.name)
-    else:
-        if node.attr("transB", 0):
-            b = call("transpose", b, axes=(1, 0), span=node.name)
-        if alpha != 1.0:
-            b = call("multiply", b, Constant(np.array(alpha, b.ty.dtype)), span=node.name)
-    y = call("nn.matmul", a, b, span=node.name)
-    if c is not None and beta != 0.0:
-        c = Constant((c.value * beta).astype(c.value.dtype)) if isinstance(c, Constant) else \
-            c if beta == 1.0 else call("multiply", c, Constant(np.array(beta, c.ty.dtype)), span=node.name)
-        y = call("add", y, c, span=node.name)
-    return y
-
-
-@converter("AveragePool", "MaxPool")
-def convert_pool(node: Node, args):
-    x = args[0]
-    if len(node.proto.output) > 1 and node.proto.output[1]:
-        raise node.error("the Indices output of MaxPool is not supported")
-    kernel = tuple(node.attr("kernel_shape"))
-    if len(kernel) != 2:
-        raise node.error(f"only 2-D pooling is supported, kernel_shape {list(kernel)}")
-    if any(d != 1 for d in node.attr("dilations", [1, 1])):
-        raise node.error(f"dilations {node.attr('dilations')} are not supported for pooling")
-    strides, pads = spatial_attrs(node, x.ty, kernel)
-    op = "nn.max_pool2d" if node.op_type == "MaxPool" else "nn.avg_pool2d"
-    return call(op, x, pool_size=kernel, strides=strides, padding=pads, ceil_mode=bool(node.attr("ceil_mode", 0)),
-                count_include_pad=bool(node.attr("count_include_pad", 0)), span=node.name)
-
-
-@converter("GlobalAveragePool")
-def convert_gap(node: Node, args):
-    x = args[0]
-    if x.ty.ndim != 4:
-        raise node.error(f"only rank-4 inputs are supported, got {list(x.ty.shape)}")
-    return call("nn.avg_pool2d", x, pool_size=x.ty.shape[2:], span=node.name)
-
-
-def reshape(node: Node, x: Expr, shape) -> Expr:
-    shape = tuple(int(d) for d in shape)
-    return x if shape == x.ty.shape else call("reshape", x, newshape=shape, span=node.name)
-
-
-@converter("Reshape")
-def convert_reshape(node: Node, args):
-    x = args[0]
-    spec = [int(d) for d in const_value(node, args[1], "shape")]
-    allowzero = node.attr("allowzero", 0)
-    out = [x.ty.shape[i] if d == 0 and not allowzero else d for i, d in enumerate(spec)]
-    if out.count(-1) > 1:
-        raise node.error(f"shape {spec} has more than one -1")
-    if -1 in out:
-        rest = int(np.prod([d for d in out if d != -1]))
-        if rest == 0 or x.ty.size % rest:
-            raise node.error(f"cannot reshape {list(x.ty.shape)} to {spec}")
-        out[out.index(-1)] = x.ty.size // rest
-    if int(np.prod(out)) != x.ty.size:
-        raise node.error(f"cannot reshape {list(x.ty.shape)} ({x.ty.size} elements) to {spec}")
-    return reshape(node, x, out)
-
-
-@converter("Flatten")
-def convert_flatten(node: Node, args):
-    x = args[0]
-    axis = node.attr("axis", 1) % (x.ty.ndim + 1) if x.ty.ndim else 0
-    return reshape(node, x, (int(np.prod(x.ty.shape[:axis])), int(np.prod(x.ty.shape[axis:]))))
-
-
-@converter("Softmax")
-def convert_softmax(node: Node, args):
-    x = args[0]
-    axis = node.attr("axis", -1) % x.ty.ndim
-    return call("nn.softmax", x, axis=axis, span=node.name)
-
-
-@converter("Transpose")
-def convert_transpose(node: Node, args):
-    x = args[0]
-    perm = tuple(node.attr("perm", list(range(x.ty.ndim))[::-1]))
-    return x if perm == tuple(range(x.ty.ndim)) else call("transpose", x, axes=perm, span=node.name)
-
-
-@converter("Identity", "Dropout")
-def convert_identity(node: Node, args):
-    if node.op_type == "Dropout" and len(node.proto.output) > 1 and node.proto.output[1]:
-        raise node.error("the mask output of Dropout is not supported")
-    return args[0]
-
-
-@converter("Constant")
-def convert_constant(node: Node, args):
-    for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
-        if key in node.attrs:
-            v = node.attrs[key]
-            arr = numpy_helper.to_array(v) if key == "value" else np.array(
-                v, np.float32 if "float" in key else np.int64)
-            return Constant(arr, node.proto.output[0])
-    raise node.error(f"attribute {sorted(node.attrs)} of Constant is not supported")
+from . import onnx_ops  # noqa: E402,F401  (registers the converters)

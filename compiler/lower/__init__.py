@@ -27,7 +27,7 @@ def lower_group(fn: Function, name: str, pool: ConstPool) -> Kernel:
     key = anchor.op if anchor is not None else "elemwise"
     if key not in LOWERINGS:
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): no C kernel for this op yet")
-    if anchor is not None and not isinstance(anchor.args[0], Var):
+    if anchor is not None and anchor.op != "concatenate" and not isinstance(anchor.args[0], Var):
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): the data input must be a tensor")
     epi = Epilogue(fn, anchor, epilogue_ops, pool, fn.body.ty.ctype)
     kernel = LOWERINGS[key](fn, anchor, epi, pool, name)
@@ -39,4 +39,4 @@ def lower_group(fn: Function, name: str, pool: ConstPool) -> Kernel:
     return kernel
 
 
-from . import conv2d, elemwise, matmul, pool, softmax  # noqa: E402,F401  (register the families)
+from . import concat, conv2d, elemwise, matmul, pad, pool, reduce, softmax  # noqa: E402,F401  (register the families)

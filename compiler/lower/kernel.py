@@ -108,7 +108,22 @@ class Epilogue:
     def __init__(self, fn: Function, anchor: Call | None, ops: list[Call], pool: ConstPool, ctype: str):
         self.fn, self.anchor, self.ops, self.pool, self.ctype = fn, anchor, ops, pool, ctype
         self.param_names = {id(p): f"p{i}" for i, p in enumerate(fn.params)}
-        self.macros = template("elemwise.c.j2").module
+        self.macro_modules = [template("elemwise.c.j2").module, template("qnn.c.j2").module]
+
+    def macro(self, name: str):
+        for module in self.macro_modules:
+            if hasattr(module, name):
+                return getattr(module, name)
+        raise AssertionError(f"no C expression macro '{name}' in elemwise.c.j2 or qnn.c.j2")
+
+    def attrs_for(self, op: Call, macro) -> dict:
+        """Attributes as the macro sees them: arrays become const array names, plus ``dtype`` (the
+        op's output dtype) when the macro takes it."""
+        attrs = {k: (self.pool.ref(np.asarray(v), key=("attr", id(op), k)) if isinstance(v, np.ndarray) else v)
+                 for k, v in op.attrs.items()}
+        if "dtype" in macro.arguments:
+            attrs["dtype"] = op.ty.dtype
+        return attrs
 
     def operand(self, e, out_shape, idx, values) -> str:
         if id(e) in values:
@@ -128,9 +143,10 @@ class Epilogue:
         lines = []
         for i, op in enumerate(self.ops):
             args = [self.operand(a, out_shape, idx, values) for a in op.args]
-            expr = getattr(self.macros, get_op(op.op).c_expr)(*args, **op.attrs)
+            macro = self.macro(get_op(op.op).c_expr)
+            expr = macro(*args, **self.attrs_for(op, macro))
             var = f"v{i}"
-            lines.append(f"const {self.ctype} {var} = {expr.strip()};")
+            lines.append(f"const {op.ty.ctype} {var} = {expr.strip()};")
             values[id(op)] = var
         if not self.ops:
             if self.anchor is None:  # copy kernel (e.g. the only op was a view of a param)

@@ -46,6 +46,9 @@ def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
         else:
             divisor = pool.ref(counts.astype(np.float32), key=("count", id(anchor)))
 
+    dtype = anchor.ty.dtype
+    lowest = c_literal(-np.inf if dtype.startswith("float") else np.iinfo(dtype).min, dtype)
+
     dims = ("n", "h", "w", "c")
     ob = box(dims, (N, OH, OW, C))
     taps = f"0 <= r < {KH} and 0 <= s < {KW} and 0 <= {sh}h + r - {pt} < {H} and 0 <= {sw}w + s - {pl} < {W}"
@@ -64,7 +67,7 @@ def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
         return t.S_out(kind, div, lines, value, f"out[{flat_index(anchor.ty.shape, o)}]")
 
     stmts = [
-        Statement("S_init", dims, ob, dims + ("0", "0", "0"), lambda **c: t.S_init(kind)),
+        Statement("S_init", dims, ob, dims + ("0", "0", "0"), lambda **c: t.S_init(kind, lowest)),
         Statement("S_acc", dims + ("r", "s"), f"{ob} and {taps}", dims + ("1", "r", "s"), acc),
         Statement("S_out", dims, ob, dims + ("2", "0", "0"), store),
     ]

@@ -44,6 +44,14 @@ class Binary(OpDef):
 
 
 @register_op
+class Copy(Unary):
+    """y = x, materialised: the frontend puts it on a graph output that would otherwise share its
+    memory with a model input or another output (ONNX Identity on an output, a reshaped input)."""
+    name, c_expr = "copy", "copy"
+    f = staticmethod(lambda x: x)
+
+
+@register_op
 class Relu(Unary):
     name, c_expr = "nn.relu", "relu"
     f = staticmethod(lambda x: np.maximum(x, 0))

@@ -1,5 +1,6 @@
-"""nn.softmax over one axis (ONNX Softmax-13 semantics; the frontend maps opset <= 12's
-coerce-to-2D form onto reshapes around it)."""
+"""nn.softmax over one axis (ONNX Softmax-13 semantics). Models of opset <= 12 reach the frontend
+upgraded by onnx.version_converter, which writes Softmax-11's coerce-to-2D form as
+Shape + Flatten(axis) → Softmax(axis=-1) → Reshape."""
 import numpy as np
 
 from ..ir.op import OpDef, OpPattern, register_op

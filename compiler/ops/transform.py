@@ -1,4 +1,4 @@
-"""Injective data movement: reshape (a view: no kernel, no copy) and transpose."""
+"""Injective data movement: reshape (a view: no kernel, no copy), transpose and concatenate."""
 import numpy as np
 
 from ..errors import TinyfuseError
@@ -37,3 +37,30 @@ class Transpose(OpDef):
 
     def compute(self, x, axes):
         return np.ascontiguousarray(x.transpose(axes))
+
+
+@register_op
+class Concatenate(OpDef):
+    """concatenate(x0, x1, ..., axis): ONNX Concat-13. All operands have the same rank and dtype
+    and agree on every dim but ``axis`` (non-negative). A standalone kernel: each operand is
+    copied into its slab of the output."""
+    name, pattern, num_inputs = "concatenate", OpPattern.INJECTIVE, None
+    attrs = {"axis": 0}
+
+    def infer(self, args, attrs):
+        axis = attrs["axis"]
+        first = args[0]
+        if not 0 <= axis < first.ndim:
+            raise TinyfuseError(f"concatenate: axis {axis} out of range for rank {first.ndim}")
+        for a in args[1:]:
+            same = a.ndim == first.ndim and all(d == e for i, (d, e) in enumerate(zip(a.shape, first.shape))
+                                                 if i != axis)
+            if not same or a.dtype != first.dtype:
+                raise TinyfuseError(f"concatenate: operands {[(list(t.shape), t.dtype) for t in args]} "
+                                    f"disagree outside axis {axis}")
+        shape = list(first.shape)
+        shape[axis] = sum(a.shape[axis] for a in args)
+        return TensorType(tuple(shape), first.dtype)
+
+    def compute(self, *xs, axis):
+        return np.concatenate(xs, axis=axis)

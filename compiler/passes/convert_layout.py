@@ -1,11 +1,11 @@
 """convert_layout: run conv2d and pooling in NHWC (weights OHWI), keeping the model's own I/O layout.
 
 Walks the graph once, remembering for each value whether it is held in NHWC (logically still the
-NCHW tensor of the original graph). Layout-sensitive ops take NHWC inputs; element-wise/broadcast ops
-and softmax follow their operands (constants are transposed at compile time); every other op, and
-the graph outputs, get the original layout back through a ``transpose``. Then transposes are
-cancelled or turned into views (see ``simplify_data_movement``), so a chain of NHWC kernels has no
-layout conversions between them:
+NCHW tensor of the original graph). Layout-sensitive ops take NHWC inputs; element-wise/broadcast ops,
+softmax, concatenate, pad and mean follow their operands, with axes remapped (constants are
+transposed at compile time); every other op, and the graph outputs, get the original layout back
+through a ``transpose``. Then transposes are cancelled or turned into views (see
+``simplify_data_movement``), so a chain of NHWC kernels has no layout conversions between them:
 
     conv(NCHW) → relu → conv(NCHW)      becomes      T(x) → conv(NHWC) → relu → conv(NHWC) → T⁻¹
 """
@@ -61,10 +61,27 @@ def convert_layout(mod: IRModule) -> IRModule:
             memo[id(node)] = (rebuild_call(node, tuple(_to_nhwc(e, n) for e, n in args)), True)
         elif op == "nn.softmax" and args[0][1]:
             memo[id(node)] = (call(op, args[0][0], axis=TO_NHWC.index(node.attrs["axis"]), span=node.span), True)
+        elif op == "concatenate" and node.ty.ndim == 4 and any(n for _, n in args):
+            memo[id(node)] = (call(op, *(_to_nhwc(e, n) for e, n in args), span=node.span,
+                                   axis=TO_NHWC.index(node.attrs["axis"])), True)
+        elif op == "nn.pad" and args[0][1]:
+            width = tuple(node.attrs["pad_width"][a] for a in TO_NHWC)
+            memo[id(node)] = (call(op, args[0][0], span=node.span, **{**node.attrs, "pad_width": width}), True)
+        elif op == "mean" and args[0][1] and _mean_follows(node):
+            axes = tuple(sorted(TO_NHWC.index(a) for a in node.attrs["axes"]))
+            memo[id(node)] = (call(op, args[0][0], span=node.span, **{**node.attrs, "axes": axes}),
+                              node.attrs["keepdims"])
         else:
             memo[id(node)] = (rebuild_call(node, tuple(_to_orig(e, n) for e, n in args)), False)
     body = _to_orig(*memo[id(mod.main.body)])
     return mod.with_main(simplify_data_movement(Function(mod.main.params, body, mod.main.attrs)))
+
+
+def _mean_follows(node: Call) -> bool:
+    """A mean can run on the NHWC tensor when it keeps dims (result is NHWC) or when the dims it
+    keeps come out in the same order in both layouts (e.g. over H and W: [N, C] either way)."""
+    kept = [a for a in TO_NHWC if a not in node.attrs["axes"]]
+    return node.attrs["keepdims"] or kept == sorted(kept)
 
 
 def simplify_data_movement(func: Function) -> Function:

@@ -1,0 +1,161 @@
+"""The bad-input contract of ``tinyfuse compile``: a model tinyfuse cannot compile gives exit code 2,
+exactly one stderr line starting with ``error:`` that names the node, op type and opset (where a node
+is involved) and the offending shape or attribute, and no output directory."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from compiler.cli import main
+from tests.conftest import ROOT
+
+N = helper.make_node
+F = TensorProto.FLOAT
+
+
+def model_bytes(nodes, inputs, outputs=("Y",), inits=None, opset=13, domain_opsets=()) -> bytes:
+    """inputs: {name: shape} (float) or {name: (elem_type, shape)}."""
+    vis = [helper.make_tensor_value_info(k, *(v if isinstance(v, tuple) and isinstance(v[0], int) and
+                                              not isinstance(v[1], int) else (F, v))) for k, v in inputs.items()]
+    graph = helper.make_graph(nodes, "bad", vis, [helper.make_tensor_value_info(o, F, None) for o in outputs],
+                              initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (inits or {}).items()])
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in domain_opsets]
+    return helper.make_model(graph, opset_imports=opsets).SerializeToString()
+
+
+def good_model() -> bytes:
+    w = np.random.default_rng(0).standard_normal((8, 3, 3, 3)).astype(np.float32)
+    return model_bytes([N("Conv", ["X", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]), N("Relu", ["c"], ["Y"])],
+                       {"X": [1, 3, 8, 8]}, inits={"W": w})
+
+
+W4 = np.ones((4, 2, 3, 3), np.float32)
+X4 = {"X": [1, 2, 6, 6]}
+
+# id: (file contents, fragments the one error line must contain)
+BAD = {
+    "unsupported_op": (model_bytes([N("LRN", ["X"], ["Y"], name="lrn1", size=3)], X4),
+                       ["node 'lrn1' (LRN, opset 13)", "not supported"]),
+    "dynamic_dim": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": ["batch", 3, 8, 8]}),
+                    ["input 'X'", "dynamic shape", "'batch', 3, 8, 8"]),
+    "no_input_shape": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": None}), ["input 'X'", "shape"]),
+    "float64_input": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": (TensorProto.DOUBLE, [2, 3])}),
+                      ["input 'X'", "float64"]),
+    "missing_initializer": (model_bytes([N("Conv", ["X", "W"], ["Y"], name="conv0")], X4),
+                            ["node 'conv0' (Conv, opset 13)", "input 'W'"]),
+    "pad_reflect": (model_bytes([N("Pad", ["X", "p"], ["Y"], name="pad0", mode="reflect")], X4,
+                                inits={"p": np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)}),
+                    ["node 'pad0' (Pad, opset 13)", "mode 'reflect'"]),
+    "conv_3d": (model_bytes([N("Conv", ["X", "W"], ["Y"], name="conv3d")], {"X": [1, 2, 4, 4, 4]},
+                            inits={"W": np.ones((3, 2, 2, 2, 2), np.float32)}),
+                ["node 'conv3d' (Conv, opset 13)", "2-D", "[3, 2, 2, 2, 2]"]),
+    "conv_weight_not_constant": (model_bytes([N("Conv", ["X", "W"], ["Y"], name="c")], {**X4, "W": [4, 2, 3, 3]}),
+                                 ["node 'c' (Conv, opset 13)", "weight W", "constant"]),
+    "conv_group_mismatch": (model_bytes([N("Conv", ["X", "W"], ["Y"], name="c", group=2)], X4, inits={"W": W4}),
+                            ["node 'c' (Conv, opset 13)", "group 2", "[4, 2, 3, 3]"]),
+    "conv_bad_auto_pad": (model_bytes([N("Conv", ["X", "W"], ["Y"], name="c", auto_pad="SAME")], X4,
+                                      inits={"W": W4}), ["node 'c' (Conv, opset 13)", "auto_pad 'SAME'"]),
+    "conv_empty_output": (model_bytes([N("Conv", ["X", "W"], ["Y"], name="c")], {"X": [1, 2, 2, 2]},
+                                      inits={"W": W4}), ["node 'c' (Conv, opset 13)", "empty"]),
+    "maxpool_dilation": (model_bytes([N("MaxPool", ["X"], ["Y"], name="mp", kernel_shape=[2, 2], dilations=[2, 2])],
+                                     X4), ["node 'mp' (MaxPool, opset 13)", "dilations [2, 2]"]),
+    "avgpool_pad_ge_kernel": (model_bytes([N("AveragePool", ["X"], ["Y"], name="ap", kernel_shape=[2, 2],
+                                             pads=[0, 2, 0, 0])], X4),
+                              ["node 'ap' (AveragePool, opset 13)", "pads [0, 2, 0, 0]", "kernel_shape [2, 2]"]),
+    "maxpool_indices": (model_bytes([N("MaxPool", ["X"], ["Y", "I"], name="mp", kernel_shape=[2, 2])], X4),
+                        ["node 'mp' (MaxPool, opset 13)", "Indices"]),
+    "batchnorm_training": (model_bytes([N("BatchNormalization", ["X", "s", "s", "s", "s"], ["Y"], name="bn",
+                                          training_mode=1)], X4, inits={"s": np.ones(2, np.float32)}, opset=15),
+                           ["node 'bn' (BatchNormalization, opset 15)", "training_mode"]),
+    "add_no_broadcast": (model_bytes([N("Add", ["X", "B"], ["Y"], name="add0")], {"X": [2, 3], "B": [4]}),
+                         ["node 'add0' (Add, opset 13)", "[2, 3]", "[4]"]),
+    "matmul_mismatch": (model_bytes([N("MatMul", ["X", "B"], ["Y"], name="mm")], {"X": [2, 3], "B": [4, 5]}),
+                        ["node 'mm' (MatMul, opset 13)", "[2, 3]", "[4, 5]"]),
+    "reshape_bad_shape": (model_bytes([N("Reshape", ["X", "s"], ["Y"], name="r")], X4,
+                                      inits={"s": np.array([5, -1], np.int64)}),
+                          ["node 'r' (Reshape, opset 13)", "[5, -1]"]),
+    "squeeze_non_unit": (model_bytes([N("Squeeze", ["X", "a"], ["Y"], name="sq")], X4,
+                                     inits={"a": np.array([1], np.int64)}),
+                         ["node 'sq' (Squeeze, opset 13)", "axes [1]", "[1, 2, 6, 6]"]),
+    "concat_mismatch": (model_bytes([N("Concat", ["X", "B"], ["Y"], name="cat", axis=1)],
+                                    {"X": [1, 2, 6, 6], "B": [1, 2, 5, 6]}),
+                        ["node 'cat' (Concat, opset 13)", "axis 1"]),
+    "concat_no_axis": (model_bytes([N("Concat", ["X", "X"], ["Y"], name="cat")], X4),
+                       ["node 'cat' (Concat, opset 13)", "'axis'"]),
+    "softmax_bad_axis": (model_bytes([N("Softmax", ["X"], ["Y"], name="sm", axis=4)], X4),
+                         ["node 'sm' (Softmax, opset 13)", "axis 4"]),
+    "attr_wrong_type": (model_bytes([N("Conv", ["X", "W"], ["Y"], name="c", group="two")], X4, inits={"W": W4}),
+                        ["node 'c' (Conv, opset 13)", "group", "STRING"]),
+    "attr_unknown": (model_bytes([N("Relu", ["X"], ["Y"], name="r", alpha=0.1)], X4),
+                     ["node 'r' (Relu, opset 13)", "alpha"]),
+    "attr_required_missing": (model_bytes([N("MaxPool", ["X"], ["Y"], name="mp")], X4),
+                              ["node 'mp' (MaxPool, opset 13)", "kernel_shape"]),
+    "relu_two_inputs": (model_bytes([N("Relu", ["X", "X"], ["Y"], name="r")], X4),
+                        ["node 'r' (Relu, opset 13)", "input size 2"]),
+    "foreign_domain": (model_bytes([N("FusedConv", ["X"], ["Y"], name="fc", domain="com.microsoft")], X4,
+                                   domain_opsets=[("com.microsoft", 1)]),
+                       ["node 'fc' (FusedConv, opset 13)", "com.microsoft"]),
+    "opset_too_new": (model_bytes([N("Relu", ["X"], ["Y"])], X4, opset=99), ["opset 99"]),
+    "newline_in_name": (model_bytes([N("LRN", ["X\nZ"], ["Y"], name="a\nb", size=3)], {"X\nZ": [1, 2, 3, 3]}),
+                        ["node 'a\\nb' (LRN, opset 13)"]),
+    "op_type_not_utf8": (good_model().replace(b"Relu", b"\xffelu"), ["not valid UTF-8"]),
+    "huge_input": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": [2**20, 2**20, 4]}), ["input 'X'", "bytes"]),
+    "huge_pad": (model_bytes([N("Pad", ["X", "p"], ["Y"], name="pad")], X4,
+                             inits={"p": np.array([0, 0, 0, 2**40, 0, 0, 0, 0], np.int64)}),
+                 ["node 'pad' (Pad, opset 13)", "bytes"]),
+    "unknown_elem_type": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": (77, [2, 3])}), ["input 'X'", "code 77"]),
+    "not_protobuf": (b"this is a text file, not an ONNX model\n", ["not a valid ONNX file"]),
+    "random_bytes": (np.random.default_rng(1).integers(0, 256, 4000, dtype=np.uint8).tobytes(), ["ONNX"]),
+    "empty_file": (b"", ["no nodes"]),
+}
+
+
+def compile_error(tmp_path, capsys, data: bytes) -> str:
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(data)
+    out = tmp_path / "out"
+    rc = main(["compile", str(path), "-o", str(out)])
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert rc == 2, (rc, captured.err)
+    assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["bad.onnx"]
+    return lines[0]
+
+
+@pytest.mark.parametrize("case", BAD, ids=list(BAD))
+def test_bad_model_is_one_line_error(tmp_path, capsys, case):
+    data, fragments = BAD[case]
+    line = compile_error(tmp_path, capsys, data)
+    for f in fragments:
+        assert f in line, f"{f!r} not in {line!r}"
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9, 0.99])
+def test_truncated_file_is_one_line_error(tmp_path, capsys, fraction):
+    data = good_model()
+    line = compile_error(tmp_path, capsys, data[:int(len(data) * fraction)])
+    assert "ONNX" in line or "node '" in line
+
+
+def test_good_model_compiles(tmp_path, capsys):
+    """The model the truncation cases cut up is fine when whole."""
+    path = tmp_path / "good.onnx"
+    path.write_bytes(good_model())
+    assert main(["compile", str(path), "-o", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "good.c").exists() and capsys.readouterr().err == ""
+
+
+def test_cli_process_exit_code(tmp_path):
+    """The same contract through ``python -m compiler`` (the real process boundary)."""
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(BAD["pad_reflect"][0])
+    proc = subprocess.run([sys.executable, "-m", "compiler", "compile", str(path), "-o", str(tmp_path / "out")],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: node 'pad0' (Pad, opset 13)")
+    assert not (tmp_path / "out").exists()
