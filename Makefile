@@ -1,6 +1,7 @@
 # tinyfuse: `make run` (the demo, end to end) and `make test` (the whole test suite).
-# Both set up what they need on a fresh Debian/Ubuntu machine: python3-venv and gcc through apt
-# when missing (sudo when not root), then a .venv with the package and its test extra.
+# Both set up what they need on a fresh Debian/Ubuntu machine: python3-venv, gcc and the cross
+# toolchains + qemu (Cortex-M, RISC-V) through apt when missing (sudo when not root), then a .venv
+# with the package and its test extra. `make bench`: instructions, flash and RAM per model and target.
 
 PY      ?= python3
 VENV    := .venv
@@ -10,7 +11,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO    := build/demo
 PYTEST_ARGS ?=
 
-.PHONY: setup run test clean
+.PHONY: setup run test bench clean
 
 $(VPY):
 	@$(PY) -m venv $(VENV) 2>/dev/null || { \
@@ -25,6 +26,13 @@ $(STAMP): pyproject.toml | $(VPY)
 setup: $(STAMP)
 	@command -v gcc >/dev/null || { echo "gcc missing: installing it with apt"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq gcc libc6-dev; }
+	@{ command -v qemu-system-arm && command -v qemu-system-riscv32 && command -v cmake \
+	  && [ -f "$$(arm-none-eabi-gcc -print-file-name=nano.specs)" ] \
+	  && [ -f "$$(riscv64-unknown-elf-gcc -print-file-name=picolibc.specs)" ]; } >/dev/null 2>&1 || { \
+	  echo "cross toolchains or qemu missing: installing them with apt"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
+	    gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc cmake; }
 
 run: setup
 	$(VPY) examples/build_models.py $(DEMO)
@@ -36,6 +44,9 @@ run: setup
 
 test: setup
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
+
+bench: setup
+	$(VPY) benchmarks/targets.py $(BENCH_ARGS)
 
 clean:
 	rm -rf build .pytest_cache

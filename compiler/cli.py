@@ -1,4 +1,4 @@
-"""tinyfuse command line: compile | run | report.
+"""tinyfuse command line: compile | run | bench | report.
 
 Every user error (bad model, unsupported op, bad option) prints one line ``error: ...`` on stderr
 and exits with code 2; ``--debug`` shows the traceback instead.
@@ -22,7 +22,8 @@ EXIT_USER_ERROR = 2
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="an .onnx file")
-    p.add_argument("--target", default="host", help="target to compile for (default: host)")
+    p.add_argument("--target", default="host", help="target to compile for: host (default), cortex-m0, cortex-m3, "
+                   "cortex-m4, cortex-m7, cortex-m33, cortex-m55, rv32imac (all but host run under qemu)")
     p.add_argument("--name", help="C identifier prefix of the generated API (default: file stem)")
     p.add_argument("--disable-pass", action="append", default=[], metavar="NAME",
                    help="skip a pass of the pipeline (repeatable), e.g. fuse_ops")
@@ -40,12 +41,24 @@ def build_parser() -> argparse.ArgumentParser:
     _common(c)
     c.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory for the generated files")
     c.add_argument("--report", action="store_true", help="print fused groups and the memory plan")
+    c.add_argument("--weights-section", metavar="NAME", help="linker section of the weights "
+                   "(default .rodata.tinyfuse.weights)")
+    c.add_argument("--arena-section", metavar="NAME", help="linker section <NAME>_ARENA_ATTR puts the arena in "
+                   "(default .bss.tinyfuse.arena)")
+    c.add_argument("--code-section", metavar="NAME", help="linker section of the model code (default .text.tinyfuse)")
+    c.add_argument("--align", type=int, metavar="BYTES", help="alignment of weights and arena (default 16)")
     r = sub.add_parser("run", help="compile, build with gcc, run, compare with onnxruntime")
     _common(r)
     r.add_argument("--input", metavar="FILE", help=".npy, or .npz with key 'input' or the graph input names")
     r.add_argument("--seed", type=int, default=0, help="seed of the random input when --input is absent")
     r.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     r.add_argument("--keep", metavar="DIR", help="build in DIR and keep it")
+    b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target")
+    _common(b)
+    b.add_argument("--input", metavar="FILE", help=".npy, or .npz with key 'input' or the graph input names")
+    b.add_argument("--seed", type=int, default=0, help="seed of the random input when --input is absent")
+    b.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    b.add_argument("--keep", metavar="DIR", help="build in DIR and keep it")
     rep = sub.add_parser("report", help="print fused groups, kernels and the memory plan")
     _common(rep)
     return ap
@@ -53,8 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _compile(args):
     from .driver import compile_model
+    placement = {k: getattr(args, k, None) for k in ("weights_section", "arena_section", "code_section", "align")}
     return compile_model(args.model, target=args.target, name=args.name, disabled_passes=args.disable_pass,
-                         dump_ir=args.dump_ir, planner=args.planner)
+                         dump_ir=args.dump_ir, planner=args.planner, **placement)
 
 
 def cmd_compile(args) -> int:
@@ -128,18 +142,28 @@ def onnxruntime_outputs(model_path: str, infos, inputs) -> list[np.ndarray]:
 
 def cmd_run(args) -> int:
     from .harness import build_host, run_host
+    from .harness.qemu import build_target, run_target
+    from .target import get_target
+    target = get_target(args.target)
     result = _compile(args)
     inputs = load_inputs(args.input, result.inputs, args.seed)
+    board = None
     with tempfile.TemporaryDirectory(prefix="tinyfuse_") as tmp:
         work = Path(args.keep) if args.keep else Path(tmp)
-        exe = build_host(result, work)
-        outs = run_host(exe, result, inputs)
+        if target.is_host:
+            exe = build_host(result, work)
+            outs = run_host(exe, result, inputs)
+        else:
+            build = build_target(result, target, work, inputs)
+            outs = run_target(build)
+            board = build.board.name
     refs = onnxruntime_outputs(args.model, result.inputs, inputs)
     diff = max(float(np.max(np.abs(o.astype(np.float64) - r.astype(np.float64)))) if o.size else 0.0
                for o, r in zip(outs, refs))
     ref_max = max(float(np.max(np.abs(r.astype(np.float64)))) if r.size else 0.0 for r in refs)
     match = diff <= 1e-4 * ref_max if result.outputs[0].dtype.startswith("float") else diff == 0
-    summary = {"model": result.name, "target": args.target, "kernels": len(result.steps),
+    summary = {"model": result.name, "target": args.target, **({"board": board} if board else {}),
+               "kernels": len(result.steps),
                "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes,
                "max_abs_diff": diff, "max_abs_ref": ref_max, "outputs_match": bool(match)}
     if args.json:
@@ -153,6 +177,8 @@ def cmd_run(args) -> int:
             print("  top-5: " + ", ".join(f"class {i}: {flat[i]:.6g}" for i in top))
         else:
             print("  first values: " + ", ".join(f"{v:.6g}" for v in flat[:8]))
+    if board:
+        print(f"ran on {args.target} under qemu ({board})")
     print(f"max |tinyfuse - onnxruntime| = {diff:.3g}  (max |onnxruntime| = {ref_max:.3g}, "
           f"tolerance 1e-4 x that: {'match' if match else 'MISMATCH'})")
     print(f"kernels {len(result.steps)}, arena_bytes {result.arena_bytes}, naive_bytes {result.naive_bytes} "
@@ -160,7 +186,44 @@ def cmd_run(args) -> int:
     return 0 if match else 1
 
 
-COMMANDS = {"compile": cmd_compile, "run": cmd_run, "report": cmd_report}
+def cmd_bench(args) -> int:
+    from .harness.bench import bench_target
+    from .harness.qemu import build_target
+    from .target import TARGETS, get_target
+    target = get_target(args.target)
+    if target.is_host:
+        raise TinyfuseError(f"bench runs on a qemu target: --target one of {', '.join(t for t in TARGETS if t != 'host')}")
+    result = _compile(args)
+    inputs = load_inputs(args.input, result.inputs, args.seed)
+    with tempfile.TemporaryDirectory(prefix="tinyfuse_") as tmp:
+        build = build_target(result, target, Path(args.keep) if args.keep else Path(tmp), inputs)
+        figures = bench_target(build)
+    if args.json:
+        print(json.dumps(figures))
+        return 0
+    print(bench_text(figures))
+    return 0
+
+
+def bench_text(f: dict) -> str:
+    """The bench figures as a short report with a per-kernel table."""
+    ipm = f"{f['instructions_per_mac']:.2f}" if f["instructions_per_mac"] is not None else "-"
+    lib = f["instructions"] - f["instructions_model_code"]
+    lines = [f"model {f['model']} on {f['target']} (qemu {f['board']}): {f['instructions']} instructions "
+             f"(model code {f['instructions_model_code']}, library {lib}), {f['macs']} MACs, {ipm} instructions/MAC",
+             f"flash: code {f['flash_code']} B (model {f['flash_code_model']} + library {f['flash_code_lib']}), "
+             f"constants {f['flash_const']} B",
+             f"RAM: arena {f['arena_bytes']} B + data/bss {f['ram_data']} B + stack {f['ram_stack']} B "
+             f"= {f['ram_total']} B", "",
+             f"{'kernel':<40} {'MACs':>10} {'instructions':>13} {'instr/MAC':>10}"]
+    for k in f["kernels"]:
+        n = k["instructions"]
+        per = f"{n / k['macs']:.2f}" if n is not None and k["macs"] else "-"
+        lines.append(f"{k['name']:<40} {k['macs']:>10} {n if n is not None else '-':>13} {per:>10}")
+    return "\n".join(lines)
+
+
+COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report}
 
 
 def main(argv=None) -> int:

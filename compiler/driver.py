@@ -21,6 +21,7 @@ from .ir import Call, Constant, Function, IRModule, Var, post_order
 from .lower import ConstPool, Kernel, lower_group
 from .memory import Buffer, Plan, plan_memory
 from .passes import run_pipeline
+from .target import Placement, get_target
 
 
 @dataclass
@@ -59,6 +60,8 @@ class CompileResult:
     weights_bytes: int
     model_hash: str
     timings: dict = field(default_factory=dict)
+    target: str = "host"
+    placement: Placement = field(default_factory=Placement)   # linker sections + alignment
 
     @property
     def arena_bytes(self) -> int:
@@ -91,14 +94,20 @@ class CompileResult:
 
 
 def compile_model(model, target: str = "host", name: str | None = None, disabled_passes=(),
-                  dump_ir: str | Path | None = None, planner: str = "best") -> CompileResult:
+                  dump_ir: str | Path | None = None, planner: str = "best", weights_section: str | None = None,
+                  arena_section: str | None = None, code_section: str | None = None,
+                  align: int | None = None, rounding: str = "double") -> CompileResult:
     """Compile an ONNX model (path or ModelProto) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
-    shape, bad file, unknown pass or target).
+    shape, bad file, unknown pass or target). ``weights_section``, ``arena_section``, ``code_section``
+    and ``align`` override the defaults of :class:`compiler.target.Placement`. ``rounding`` is the
+    int8 requantization rounding: 'double' (TFLM and CMSIS-NN default) or 'single'.
     """
-    if target != "host":
-        raise TinyfuseError(f"unknown target '{target}'; available: host")
+    tgt = get_target(target)
+    overrides = dict(weights_section=weights_section, arena_section=arena_section, code_section=code_section,
+                     align=align)
+    placement = Placement(**{k: v for k, v in overrides.items() if v is not None})
     if isinstance(model, (str, Path)):
         name = sanitize(name or Path(model).stem)
         proto = load_onnx(model)
@@ -106,11 +115,13 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
         proto = model
     model_hash = hashlib.sha256(proto.SerializeToString()).hexdigest()[:16]
     timings: dict = {}
-    mod = run_pipeline(from_onnx(proto, name), disabled=disabled_passes, dump_dir=dump_ir, timings=timings)
-    return _lower_and_plan(mod, model_hash, planner, timings)
+    mod = run_pipeline(from_onnx(proto, name), disabled=disabled_passes, dump_dir=dump_ir, timings=timings,
+                       rounding=rounding)
+    return _lower_and_plan(mod, model_hash, planner, timings, tgt.name, placement)
 
 
-def _lower_and_plan(mod: IRModule, model_hash: str, planner: str, timings: dict) -> CompileResult:
+def _lower_and_plan(mod: IRModule, model_hash: str, planner: str, timings: dict, target: str = "host",
+                    placement: Placement = Placement()) -> CompileResult:
     func = mod.main
     pool = ConstPool(mod.name)
     steps_k: list[tuple[Kernel, list]] = []
@@ -181,7 +192,7 @@ def _lower_and_plan(mod: IRModule, model_hash: str, planner: str, timings: dict)
     inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params]
     outs = [TensorInfo(n, o.ty.shape, o.ty.dtype, o.ty.nbytes, offset(o)) for n, o in zip(mod.output_names, outputs)]
     result = CompileResult(mod.name, {}, mod, steps, buffers, plan, inputs, outs, naive, pool.nbytes, model_hash,
-                           timings)
+                           timings, target, placement)
     result.files = emit_sources(result, pool, __version__)
     return result
 

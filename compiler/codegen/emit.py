@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 from ..ir.types import C_TYPES
-from .templates import c_array_body, template
+from .templates import TEMPLATE_DIR, c_array_body, template
 
 MANIFEST_VERSION = 1
+QUANT_HEADER = "tinyfuse_quant.h"
+QUANT_SOURCE = TEMPLATE_DIR.parent / "runtime_c" / "include" / "tinyfuse" / "quant.h"
 
 
 def _isl_macros(kernels) -> list[str]:
@@ -26,8 +28,10 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         arena_bytes=result.arena_bytes, inputs=result.inputs, outputs=result.outputs, steps=result.steps,
         ctype=lambda dtype: C_TYPES[dtype], macros=_isl_macros(result.kernels),
         constants=[(cname, C_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
-        weights_bytes=result.weights_bytes, macs=result.macs,
+        weights_bytes=result.weights_bytes, macs=result.macs, placement=result.placement,
     )
+    uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
+    ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []
     files = {
         f"{name}.h": template("model.h.j2").render(**ctx),
         f"{name}.c": template("model.c.j2").render(**ctx),
@@ -36,6 +40,8 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         f"{name}.mk": template("model.mk.j2").render(**ctx),
         f"{name}.cmake": template("model.cmake.j2").render(**ctx),
     }
+    if uses_quant:   # the hand-written int8 arithmetic travels with the sources (no include path)
+        files[QUANT_HEADER] = QUANT_SOURCE.read_text()
     files["metadata.json"] = json.dumps({
         "version": MANIFEST_VERSION, "tinyfuse": version, "model": name, "model_hash": result.model_hash,
         "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes, "weights_bytes": result.weights_bytes,

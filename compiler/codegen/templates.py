@@ -16,6 +16,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["cfloat"] = c_literal
+    env.filters["clit"] = c_literal          # {{ v | clit(dtype) }}
     return env
 
 

@@ -57,6 +57,21 @@ def converter(*op_types: str):
     return deco
 
 
+def weight_value(node: Node, e: Expr | None, what: str) -> np.ndarray:
+    """The stored array of a weight that is a constant or ``qnn.dequantize(constant)`` (QDQ int8)."""
+    if isinstance(e, Call) and e.op == "qnn.dequantize" and isinstance(e.args[0], Constant):
+        return e.args[0].value
+    return const_value(node, e, what)
+
+
+def with_weight_value(e: Expr, value: np.ndarray, dtype=np.float32) -> Expr:
+    """``e`` (as accepted by weight_value) holding ``value`` instead: a float Constant, or the same
+    dequantize around the new int8 constant."""
+    if isinstance(e, Call) and e.op == "qnn.dequantize":
+        return call("qnn.dequantize", Constant(value, e.args[0].name), span=e.span, **e.attrs)
+    return Constant(value.astype(dtype) if value.dtype != dtype else value, getattr(e, "name", ""))
+
+
 def const_value(node: Node, e: Expr | None, what: str) -> np.ndarray:
     if not isinstance(e, Constant):
         raise node.error(f"{what} must be a constant (initializer), got a computed tensor",
@@ -217,7 +232,8 @@ def input_type(vi: onnx.ValueInfoProto) -> TensorType:
 
 def convert_node(node: Node, args: list[Expr | None]) -> list[Expr]:
     """Fold an all-constant node, else run its converter; op-level type errors get the node's name."""
-    if args and all(a is None or isinstance(a, Constant) for a in args) and node.op_type != "Constant":
+    if (args and all(a is None or isinstance(a, Constant) for a in args)
+            and node.op_type not in ("Constant", "DequantizeLinear")):  # int8 weights stay visible to legalize_qdq
         values = fold_onnx_node(node, [a.value if a is not None else None for a in args])
         return [Constant(v, o) for v, o in zip(values, node.proto.output)]
     if node.op_type not in CONVERTERS:
@@ -276,7 +292,8 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
         env[vi.name] = v
     for proto in model.graph.node:
         node = Node(proto, opset)
-        if proto.domain not in ("", "ai.onnx"):
+        if proto.domain not in ("", "ai.onnx") and not (proto.domain == "com.microsoft"
+                                                         and proto.op_type in MS_DOMAIN_OPS):
             raise node.error(f"operator domain '{shown(proto.domain)}' is not supported")
         missing = [i for i in proto.input if i and i not in env]
         if missing:
@@ -297,4 +314,5 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
     return IRModule(Function(tuple(params), body), name, tuple(o.name for o in model.graph.output))
 
 
-from . import onnx_ops  # noqa: E402,F401  (registers the converters)
+from . import onnx_ops, onnx_quant  # noqa: E402,F401  (register the converters)
+from .onnx_quant import MS_DOMAIN_OPS  # noqa: E402

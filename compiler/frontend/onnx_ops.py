@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 from onnx import numpy_helper
 
-from ..ir import Constant, Expr, call
-from .onnx import CONVERTERS, Node, const_value, converter, optional_arg
+from ..ir import Call, Constant, Expr, call
+from .onnx import CONVERTERS, Node, const_value, converter, optional_arg, weight_value, with_weight_value
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -85,7 +85,7 @@ def with_h(node: Node, x: Expr) -> Expr:
 def convert_conv(node: Node, args):
     """Conv-11: 1-D or 2-D, groups (depthwise with any channel multiplier), dilations, pads/auto_pad."""
     x, w, b = args[0], args[1], optional_arg(args, 2)
-    wv = const_value(node, w, "weight W")
+    wv = weight_value(node, w, "weight W")
     nsp = wv.ndim - 2
     if nsp not in (1, 2) or x.ty.ndim != wv.ndim:
         raise node.error(f"only 1-D and 2-D convolution is supported: input {list(x.ty.shape)}, "
@@ -100,10 +100,12 @@ def convert_conv(node: Node, args):
     group = node.attr("group", 1)
     if group < 1 or x.ty.shape[1] != wv.shape[1] * group or wv.shape[0] % group:
         raise node.error(f"input channels {x.ty.shape[1]}, weight W {list(wv.shape)} and group {group} disagree")
-    wc = Constant(wv.astype(np.float32) if wv.dtype != np.float32 else wv, w.name)
+    wc = with_weight_value(w, wv)
     y = call("nn.conv2d", x, wc, strides=tuple(strides), padding=pads, dilation=tuple(dil), groups=group,
              span=node.name)
-    if b is not None:
+    if isinstance(b, Call) and b.op == "qnn.dequantize":         # QDQ int32 bias: keep it visible
+        y = call("add", y, call("reshape", b, newshape=(1, b.ty.size, 1, 1)), span=node.name)
+    elif b is not None:
         y = call("add", y, channel_param(const_value(node, b, "bias B"), 4), span=node.name)
     return reshape(node, y, y.ty.shape[:2] + y.ty.shape[3:]) if nsp == 1 else y
 
@@ -224,6 +226,10 @@ def convert_gemm(node: Node, args):
     if isinstance(b, Constant):
         bv = b.value.T if node.attr("transB", 0) else b.value
         b = Constant((bv * alpha).astype(bv.dtype) if alpha != 1.0 else bv, b.name)
+    elif isinstance(b, Call) and b.op == "qnn.dequantize" and isinstance(b.args[0], Constant) and alpha == 1.0:
+        if node.attr("transB", 0):   # transpose the int8 constant; a per-axis scale moves with its axis
+            b = call("qnn.dequantize", Constant(np.ascontiguousarray(b.args[0].value.T), b.args[0].name),
+                     span=b.span, **{**b.attrs, "axis": 1 - b.attrs["axis"]})
     else:
         if node.attr("transB", 0):
             b = call("transpose", b, axes=(1, 0), span=node.name)

@@ -39,4 +39,4 @@ def lower_group(fn: Function, name: str, pool: ConstPool) -> Kernel:
     return kernel
 
 
-from . import concat, conv2d, elemwise, matmul, pad, pool, reduce, softmax  # noqa: E402,F401  (register the families)
+from . import concat, conv2d, elemwise, matmul, pad, pool, qsoftmax, reduce, softmax  # noqa: E402,F401  (register the families)

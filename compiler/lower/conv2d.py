@@ -9,7 +9,7 @@ from . import lowering
 from .kernel import Kernel, affine, flat_index
 
 
-@lowering("nn.conv2d")
+@lowering("nn.conv2d", "qnn.conv2d")
 def lower_conv2d(fn, anchor, epi, pool, name) -> Kernel:
     x, wt = anchor.args
     a = anchor.attrs
@@ -22,6 +22,7 @@ def lower_conv2d(fn, anchor, epi, pool, name) -> Kernel:
     wname = pool.ref(wt)
     t = template("conv2d/ref.c.j2").module
     ctype = anchor.ty.ctype
+    offset = -a.get("input_zero_point", 0)   # qnn.conv2d: CMSIS-NN input_offset
 
     outer = ("n", "h", "w", "g", "m")
     out_box = box(outer, (N, OH, OW, G, M))
@@ -37,7 +38,7 @@ def lower_conv2d(fn, anchor, epi, pool, name) -> Kernel:
         ci, k = affine((g, Cg), (c, 1)), affine((g, M), (m, 1))
         xi = flat_index(x.ty.shape, [n, ih, iw, ci] if nhwc else [n, ci, ih, iw])
         wi = flat_index(wt.ty.shape, [k, r, s, c] if a["kernel_layout"] == "OHWI" else [k, c, r, s])
-        return t.S_mac(f"p0[{xi}]", f"{wname}[{wi}]")
+        return t.S_mac(f"p0[{xi}]", f"{wname}[{wi}]", offset)
 
     def store(n, h, w, g, m):
         idx = out_idx(n, h, w, g, m)

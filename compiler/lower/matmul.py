@@ -17,7 +17,7 @@ def _batch_index(shape: tuple[int, ...], batch: list[str]) -> list[str]:
     return [e if d != 1 else "0" for e, d in zip(batch[lead:], shape)]
 
 
-@lowering("nn.matmul")
+@lowering("nn.matmul", "qnn.matmul")
 def lower_matmul(fn, anchor, epi, pool, name) -> Kernel:
     a, b = anchor.args
     K, N = b.ty.shape[-2:]
@@ -40,7 +40,7 @@ def lower_matmul(fn, anchor, epi, pool, name) -> Kernel:
         batch, k = o[:nb], c["k"]
         ai = _batch_index(a.ty.shape[:-2], batch) + o[nb:nb + 1] * has_m + [k]
         bi = _batch_index(b_batch, batch)
-        return t.S_mac(f"p0[{flat_index(a.ty.shape, ai)}]", b_at(bi, k, o[-1]))
+        return t.S_mac(f"p0[{flat_index(a.ty.shape, ai)}]", b_at(bi, k, o[-1]), -anchor.attrs.get("input_zero_point", 0))
 
     def store(**c):
         o = [c[d] for d in dims]

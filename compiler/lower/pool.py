@@ -28,23 +28,24 @@ def window_counts(H, W, attrs, oh, ow):
     return counted
 
 
-@lowering("nn.max_pool2d", "nn.avg_pool2d")
+@lowering("nn.max_pool2d", "nn.avg_pool2d", "qnn.avg_pool2d")
 def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
     (x,) = anchor.args
     a = anchor.attrs
-    kind = "max" if anchor.op == "nn.max_pool2d" else "avg"
+    kind = {"nn.max_pool2d": "max", "nn.avg_pool2d": "avg", "qnn.avg_pool2d": "qavg"}[anchor.op]
     nhwc = a["layout"] == "NHWC"
     N, H, W, C = x.ty.shape if nhwc else (x.ty.shape[0],) + x.ty.shape[2:] + (x.ty.shape[1],)
     OH, OW = anchor.ty.shape[1:3] if nhwc else anchor.ty.shape[2:4]
     (KH, KW), (sh, sw), (pt, pl, _, _) = a["pool_size"], a["strides"], a["padding"]
     t = template("pool/ref.c.j2").module
     divisor = "1.0f"
-    if kind == "avg":
+    if kind != "max":   # qavg: int32 count of the real taps (count_include_pad=0, checked by the op)
         counts = window_counts(H, W, a, OH, OW)
+        cdtype = "float32" if kind == "avg" else "int32"
         if np.all(counts == counts.flat[0]):
-            divisor = c_literal(counts.flat[0])
+            divisor = c_literal(counts.flat[0], cdtype)
         else:
-            divisor = pool.ref(counts.astype(np.float32), key=("count", id(anchor)))
+            divisor = pool.ref(counts.astype(cdtype), key=("count", id(anchor)))
 
     dtype = anchor.ty.dtype
     lowest = c_literal(-np.inf if dtype.startswith("float") else np.iinfo(dtype).min, dtype)
@@ -64,7 +65,7 @@ def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
         o = idx(n, h, w, c)
         div = divisor if not divisor.startswith(pool.prefix) else f"{divisor}[{flat_index((OH, OW), [h, w])}]"
         lines, value = epi.code(o)
-        return t.S_out(kind, div, lines, value, f"out[{flat_index(anchor.ty.shape, o)}]")
+        return t.S_out(kind, div, lines, value, f"out[{flat_index(anchor.ty.shape, o)}]", fn.body.ty.ctype)
 
     stmts = [
         Statement("S_init", dims, ob, dims + ("0", "0", "0"), lambda **c: t.S_init(kind, lowest)),
@@ -72,5 +73,6 @@ def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
         Statement("S_out", dims, ob, dims + ("2", "0", "0"), store),
     ]
     macros, loops = loops_to_c(stmts)
-    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{anchor.ty.ctype} acc;"], macros,
+    acc_type = "int32_t" if kind == "qavg" else anchor.ty.ctype
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{acc_type} acc;"], macros,
                   macs=N * OH * OW * C * KH * KW)

@@ -1,2 +1,2 @@
 """Op definitions; importing this package registers every op (one module per op family)."""
-from . import conv, elemwise, matmul, pad, pool, reduce, softmax, transform  # noqa: F401
+from . import conv, elemwise, matmul, pad, pool, qnn, reduce, softmax, transform  # noqa: F401

@@ -48,19 +48,20 @@ def convert_layout(mod: IRModule) -> IRModule:
             continue
         args = [memo[id(a)] for a in node.args]
         op = node.op
-        if op == "nn.conv2d" and node.attrs["data_layout"] == "NCHW" and isinstance(node.args[1], Constant):
+        if op in ("nn.conv2d", "qnn.conv2d") and node.attrs["data_layout"] == "NCHW" and isinstance(node.args[1], Constant):
             w = np.ascontiguousarray(node.args[1].value.transpose(0, 2, 3, 1))
             new = call(op, _to_nhwc(*args[0]), Constant(w, node.args[1].name), span=node.span,
                        **{**node.attrs, "data_layout": "NHWC", "kernel_layout": "OHWI"})
             memo[id(node)] = (new, True)
-        elif op in ("nn.max_pool2d", "nn.avg_pool2d") and node.attrs["layout"] == "NCHW":
+        elif op in ("nn.max_pool2d", "nn.avg_pool2d", "qnn.avg_pool2d") and node.attrs["layout"] == "NCHW":
             new = call(op, _to_nhwc(*args[0]), span=node.span, **{**node.attrs, "layout": "NHWC"})
             memo[id(node)] = (new, True)
         elif (get_op(op).pattern <= OpPattern.BROADCAST and node.ty.ndim == 4 and any(n for _, n in args)
               and all(n or isinstance(e, Constant) or e.ty.ndim == 4 for e, n in args)):
             memo[id(node)] = (rebuild_call(node, tuple(_to_nhwc(e, n) for e, n in args)), True)
-        elif op == "nn.softmax" and args[0][1]:
-            memo[id(node)] = (call(op, args[0][0], axis=TO_NHWC.index(node.attrs["axis"]), span=node.span), True)
+        elif op in ("nn.softmax", "qnn.softmax") and args[0][1]:
+            memo[id(node)] = (call(op, args[0][0], span=node.span,
+                                   **{**node.attrs, "axis": TO_NHWC.index(node.attrs["axis"])}), True)
         elif op == "concatenate" and node.ty.ndim == 4 and any(n for _, n in args):
             memo[id(node)] = (call(op, *(_to_nhwc(e, n) for e, n in args), span=node.span,
                                    axis=TO_NHWC.index(node.attrs["axis"])), True)

@@ -129,6 +129,21 @@ class _Legalizer:
                 return None
             moved = call(op, x, span=y.span, **y.attrs)
             return moved if (s, z) == (s_out, z_out) else _requantize(moved, s / s_out, z, z_out, self.rounding)
+        if _is(y, "concatenate"):          # requantize the inputs whose (scale, zp) differ, then copy
+            parts = [_dq_tensor(a) for a in y.args]
+            if any(t is None for t in parts):
+                return None
+            ins = [x if (s, z) == (s_out, z_out) else _requantize(x, s / s_out, z, z_out, self.rounding)
+                   for x, s, z in parts]
+            return call("concatenate", *ins, span=y.span, **y.attrs)
+        if _is(y, "nn.pad"):               # the padding value is real 0 → quantized in the input's scale
+            t = _dq_tensor(y.args[0])
+            if t is None:
+                return None
+            x, s, z = t
+            value = int(quant.saturate(quant.round_half_away(y.attrs["pad_value"] / s) + z))
+            padded = call("nn.pad", x, span=y.span, **{**y.attrs, "pad_value": value})
+            return padded if (s, z) == (s_out, z_out) else _requantize(padded, s / s_out, z, z_out, self.rounding)
         if _is(y, "nn.softmax"):
             t = _dq_tensor(y.args[0])
             if t is None:

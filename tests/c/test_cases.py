@@ -1,6 +1,7 @@
-"""The bug-report cases of ../shared/models/cases (see its README and index.json): each float case
-compiles, runs and matches ``<case>.expected.npz`` within index.json's (absolute) tolerance.
-Cases with integer inputs or outputs (QDQ, QuantizeLinear) wait for the int8 work."""
+"""The bug-report cases of ../shared/models/cases (see its README and index.json): each case compiles,
+runs and matches ``<case>.expected.npz`` within index.json's (absolute) tolerance. int8 cases with
+TFLite fixed-point answers (``<output>_tflite_double`` / ``_single`` in .alt_refs.npz) must equal the
+one for the rounding mode bit for bit."""
 from __future__ import annotations
 
 import json
@@ -25,8 +26,6 @@ def test_case_matches_expected(name, tmp_path):
     cases = shared_or_skip("models", "cases")
     case = CASES[name]
     expected = np.load(cases / f"{name}.expected.npz")
-    if is_int8(case, expected):
-        pytest.skip("int8 support comes with the int8 issue")
     model_path = cases / f"{name}.onnx"
     feeds = np.load(cases / f"{name}.inputs.npz")
     model = onnx.load(str(model_path))
@@ -39,3 +38,13 @@ def test_case_matches_expected(name, tmp_path):
         assert out.shape == ref.shape, f"{name}/{t.name}: shape {out.shape}, expected {ref.shape}"
         err = float(np.max(np.abs(out.astype(np.float64) - ref.astype(np.float64))))
         assert err <= case["tolerance"], f"{name}/{t.name}: max abs diff {err:.3g} > tolerance {case['tolerance']}"
+    alt = cases / f"{name}.alt_refs.npz"
+    if is_int8(case, expected) and alt.exists():
+        refs = np.load(alt)
+        for rounding in ("double", "single"):
+            keys = [f"{t.name}_tflite_{rounding}" for t in result.outputs]
+            if not all(k in refs for k in keys):
+                continue
+            outs_r, _ = compile_and_run(str(model_path), inputs, tmp_path / rounding, rounding=rounding)
+            for k, out in zip(keys, outs_r):
+                assert np.array_equal(out, refs[k]), f"{name}: not bit-exact with {k}"

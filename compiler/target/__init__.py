@@ -1,0 +1,173 @@
+"""Targets as data: what tinyfuse compiles for and where the code runs.
+
+A Target names a core: its compiler and flags, its ISA features (dsp, mve, fpu), a default scratch
+budget for kernels, and the boards that run it under QEMU. A Board is one emulated machine: the
+QEMU command, its linker script and start-up files under ``runtime_c/boards/``, and its flash and
+RAM sizes. A target lists its boards smallest first; the harness takes the first one the image fits
+in (the linker decides: region overflow or too little RAM left for the stack), so a small model on
+``cortex-m0`` runs on the 16 KB micro:bit and a larger one on the MPS2 AN385.
+
+    from compiler.target import get_target
+    t = get_target("cortex-m4")      # t.cflags, t.machine, t.flash_bytes, t.dsp, ...
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import TinyfuseError
+
+RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtime_c"
+BOARDS_DIR = RUNTIME_DIR / "boards"
+
+KiB = 1024
+MiB = 1024 * KiB
+
+_ARM_QEMU = ("qemu-system-arm", "-display", "none", "-serial", "none", "-monitor", "none")
+_RV_QEMU = ("qemu-system-riscv32", "-bios", "none", "-display", "none", "-serial", "none", "-monitor", "none")
+
+
+@dataclass(frozen=True)
+class Board:
+    """One QEMU machine: ``qemu`` is the command up to (not including) the semihosting and
+    ``-kernel`` options; ``linker_script`` and ``sources`` are relative to ``runtime_c/boards``;
+    ``lib_dirs`` are added with -L (for the linker script's INCLUDE)."""
+
+    name: str
+    qemu: tuple[str, ...]
+    linker_script: str
+    sources: tuple[str, ...]
+    flash_bytes: int
+    ram_bytes: int
+    lib_dirs: tuple[str, ...] = ()
+
+    @property
+    def machine(self) -> str:
+        return self.qemu[self.qemu.index("-M") + 1]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A core tinyfuse compiles for. ``cflags`` select the core (and float ABI); ``ldflags`` the C
+    library; ``boards`` are tried in order (empty for ``host``)."""
+
+    name: str
+    cc: str
+    cflags: tuple[str, ...]
+    ldflags: tuple[str, ...]
+    boards: tuple[Board, ...]
+    scratch_bytes: int
+    dsp: bool = False
+    mve: bool = False
+    fpu: bool = False
+
+    @property
+    def is_host(self) -> bool:
+        return not self.boards
+
+    @property
+    def board(self) -> Board | None:
+        return self.boards[0] if self.boards else None
+
+    # the first board's figures, as the target's own
+    @property
+    def machine(self) -> str | None:
+        return self.board.machine if self.board else None
+
+    @property
+    def qemu(self) -> tuple[str, ...]:
+        return self.board.qemu if self.board else ()
+
+    @property
+    def linker_script(self) -> str | None:
+        return self.board.linker_script if self.board else None
+
+    @property
+    def flash_bytes(self) -> int | None:
+        return self.board.flash_bytes if self.board else None
+
+    @property
+    def ram_bytes(self) -> int | None:
+        return self.board.ram_bytes if self.board else None
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """Executables the qemu harness needs for this target."""
+        if self.is_host:
+            return (self.cc,)
+        binutils = [self.cc[: -len("gcc")] + t for t in ("size", "nm", "objdump")]
+        return (self.cc, *binutils, *sorted({b.qemu[0] for b in self.boards}))
+
+
+def _cm_board(name: str, machine: str, board_dir: str, flash: int, ram: int) -> Board:
+    return Board(name, (*_ARM_QEMU[:1], "-M", machine, *_ARM_QEMU[1:]), f"{board_dir}/board.ld",
+                 ("cortex_m/startup_cm.c",), flash, ram, ("cortex_m",))
+
+
+MICROBIT = _cm_board("microbit", "microbit", "microbit", 256 * KiB, 16 * KiB)
+AN385 = _cm_board("mps2-an385", "mps2-an385", "mps2", 4 * MiB, 4 * MiB)
+AN386 = _cm_board("mps2-an386", "mps2-an386", "mps2", 4 * MiB, 4 * MiB)
+AN500 = _cm_board("mps2-an500", "mps2-an500", "mps2", 4 * MiB, 4 * MiB)
+AN505 = _cm_board("mps2-an505", "mps2-an505", "an505", 4 * MiB, 4 * MiB)
+AN547 = _cm_board("mps3-an547", "mps3-an547", "an547", 512 * KiB + 8 * MiB, 512 * KiB)  # ITCM code + QSPI consts
+RV_VIRT = Board("virt", (_RV_QEMU[0], "-M", "virt", *_RV_QEMU[1:]), "rv_virt/board.ld",
+                ("rv_virt/start.S", "rv_virt/board.c"), 16 * MiB, 16 * MiB)
+
+_ARM_LD = ("-nostartfiles",)
+_NANO = "--specs=nano.specs"           # newlib-nano: headers when compiling, libc when linking
+_ARM_HARD = ("-mthumb", "-mfloat-abi=hard")
+
+TARGETS: dict[str, Target] = {t.name: t for t in (
+    Target("host", "gcc", (), ("-lm",), (), 1 * MiB, fpu=True),
+    Target("cortex-m0", "arm-none-eabi-gcc", ("-mcpu=cortex-m0", "-mthumb", _NANO), _ARM_LD, (MICROBIT, AN385), 2 * KiB),
+    Target("cortex-m3", "arm-none-eabi-gcc", ("-mcpu=cortex-m3", "-mthumb", _NANO), _ARM_LD, (AN385,), 8 * KiB),
+    Target("cortex-m4", "arm-none-eabi-gcc", ("-mcpu=cortex-m4", *_ARM_HARD, "-mfpu=fpv4-sp-d16", _NANO), _ARM_LD,
+           (AN386,), 16 * KiB, dsp=True, fpu=True),
+    Target("cortex-m7", "arm-none-eabi-gcc", ("-mcpu=cortex-m7", *_ARM_HARD, "-mfpu=fpv5-d16", _NANO), _ARM_LD,
+           (AN500,), 32 * KiB, dsp=True, fpu=True),
+    Target("cortex-m33", "arm-none-eabi-gcc", ("-mcpu=cortex-m33", *_ARM_HARD, "-mfpu=fpv5-sp-d16", _NANO), _ARM_LD,
+           (AN505,), 16 * KiB, dsp=True, fpu=True),
+    Target("cortex-m55", "arm-none-eabi-gcc", ("-mcpu=cortex-m55", *_ARM_HARD, _NANO), _ARM_LD,
+           (AN547,), 32 * KiB, dsp=True, mve=True, fpu=True),
+    Target("rv32imac", "riscv64-unknown-elf-gcc", ("-march=rv32imac", "-mabi=ilp32", "--specs=picolibc.specs"),
+           ("-nostartfiles",), (RV_VIRT,), 16 * KiB),
+)}
+
+
+def get_target(target: str | Target) -> Target:
+    """The Target named ``target`` (a Target passes through); TinyfuseError listing the names if unknown."""
+    if isinstance(target, Target):
+        return target
+    if target not in TARGETS:
+        raise TinyfuseError(f"unknown target '{target}'; available: {', '.join(TARGETS)}")
+    return TARGETS[target]
+
+
+_SECTION_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._$")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a firmware's linker puts the generated model (GNU C section attributes, ELF only; other
+    compilers get only the alignment or nothing). Defaults match ``.text.*``, ``.rodata.*`` and
+    ``.bss.*`` in any linker script, so nothing changes until a script names them.
+
+    ``align`` (bytes, a power of two >= 4) aligns the weights and the arena; the memory plan keeps
+    16-byte offsets inside the arena.
+    """
+
+    code_section: str = ".text.tinyfuse"
+    weights_section: str = ".rodata.tinyfuse.weights"
+    arena_section: str = ".bss.tinyfuse.arena"
+    align: int = 16
+
+    def __post_init__(self):
+        for what in ("code_section", "weights_section", "arena_section"):
+            v = getattr(self, what)
+            if not v or not set(v) <= _SECTION_CHARS:
+                raise TinyfuseError(f"--{what.replace('_', '-')} '{v}': a section name is letters, digits, '.', '_', '$'")
+        if self.align < 4 or self.align & (self.align - 1):
+            raise TinyfuseError(f"--align {self.align}: must be a power of two >= 4")
+
+
+__all__ = ["Board", "Placement", "Target", "TARGETS", "BOARDS_DIR", "RUNTIME_DIR", "get_target"]
