@@ -101,7 +101,7 @@ class _Legalizer:
             return None
         new = self.rewrite_op(y, s_out, z_out)
         if new is None:
-            if not _is(y, "qnn.dequantize"):
+            if isinstance(y, Call) and not _is(y, "qnn.dequantize"):
                 warnings.warn(f"legalize_qdq: node '{y.span or y.op}' ({y.op}) has no int8 kernel; it runs in float")
             return None
         return _clamp(new, acts, s_out, z_out)
