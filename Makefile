@@ -40,7 +40,9 @@ run: setup
 	$(VENV)/bin/tinyfuse run $(DEMO)/dscnn_kws.onnx
 	@echo "== without fuse_ops =="
 	$(VENV)/bin/tinyfuse run $(DEMO)/dscnn_kws.onnx --disable-pass fuse_ops
-	$(VENV)/bin/tinyfuse compile $(DEMO)/dscnn_kws.onnx -o $(DEMO)/c --report
+	@echo "== int8 (quantize_static QDQ, per-channel): exact vs the fixed-point reference =="
+	$(VENV)/bin/tinyfuse run $(DEMO)/dscnn_kws_int8.onnx
+	$(VENV)/bin/tinyfuse compile $(DEMO)/dscnn_kws_int8.onnx -o $(DEMO)/c_int8 --report
 
 test: setup
 	$(VPY) -m pytest -q $(PYTEST_ARGS)

@@ -30,6 +30,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dump-ir", metavar="DIR", help="write the IR after each pass into DIR")
     p.add_argument("--planner", default="best", help="memory planner: best (default), greedy_by_size, "
                    "greedy_by_conflicts, linear")
+    p.add_argument("--rounding", default="double", choices=("double", "single"),
+                   help="int8 requantization rounding: double (TFLM/CMSIS-NN default) or single")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -53,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=0, help="seed of the random input when --input is absent")
     r.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     r.add_argument("--keep", metavar="DIR", help="build in DIR and keep it")
+    r.add_argument("--tflite-ref", metavar="FILE", help="int8: also run FILE.tflite in TFLite Micro on the same "
+                   "input and count exact matches (automatic for a .tflite model)")
+    r.add_argument("--per-layer", action="store_true", help="compare every kernel's output with the numpy "
+                   "reference and name the first diverging layer (host)")
     b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target")
     _common(b)
     b.add_argument("--input", metavar="FILE", help=".npy, or .npz with key 'input' or the graph input names")
@@ -68,7 +74,7 @@ def _compile(args):
     from .driver import compile_model
     placement = {k: getattr(args, k, None) for k in ("weights_section", "arena_section", "code_section", "align")}
     return compile_model(args.model, target=args.target, name=args.name, disabled_passes=args.disable_pass,
-                         dump_ir=args.dump_ir, planner=args.planner, **placement)
+                         dump_ir=args.dump_ir, planner=args.planner, rounding=args.rounding, **placement)
 
 
 def cmd_compile(args) -> int:
@@ -157,7 +163,7 @@ def cmd_run(args) -> int:
             build = build_target(result, target, work, inputs)
             outs = run_target(build)
             board = build.board.name
-    refs = onnxruntime_outputs(args.model, result.inputs, inputs)
+    refs = reference_outputs(args.model, result, inputs)
     diff = max(float(np.max(np.abs(o.astype(np.float64) - r.astype(np.float64)))) if o.size else 0.0
                for o, r in zip(outs, refs))
     ref_max = max(float(np.max(np.abs(r.astype(np.float64)))) if r.size else 0.0 for r in refs)
@@ -166,9 +172,20 @@ def cmd_run(args) -> int:
                "kernels": len(result.steps),
                "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes,
                "max_abs_diff": diff, "max_abs_ref": ref_max, "outputs_match": bool(match)}
+    int8 = is_quantized(result)
+    lines = []
+    if int8:   # the exact oracle is our fixed-point reference; onnxruntime requantizes in float
+        q = int8_report(result, inputs, outs, refs, args)
+        match = q["ref_exact"] and q.get("tflm_exact", True)
+        summary.update({k: v for k, v in q.items() if k != "lines"}, outputs_match=bool(match))
+        lines = q["lines"]
+    if args.per_layer:
+        lines += per_layer_lines(result, inputs)
     if args.json:
         print(json.dumps(summary))
         return 0 if match else 1
+    for line in lines:
+        print(line)
     for t, o in zip(result.outputs, outs):
         print(f"output '{t.name}' {list(t.shape)} {t.dtype}")
         flat = o.reshape(-1)
@@ -179,11 +196,95 @@ def cmd_run(args) -> int:
             print("  first values: " + ", ".join(f"{v:.6g}" for v in flat[:8]))
     if board:
         print(f"ran on {args.target} under qemu ({board})")
-    print(f"max |tinyfuse - onnxruntime| = {diff:.3g}  (max |onnxruntime| = {ref_max:.3g}, "
-          f"tolerance 1e-4 x that: {'match' if match else 'MISMATCH'})")
+    oracle = "TFLite Micro" if str(args.model).endswith(".tflite") else "onnxruntime"
+    if not int8:
+        print(f"max |tinyfuse - {oracle}| = {diff:.3g}  (max |{oracle}| = {ref_max:.3g}, "
+              f"tolerance 1e-4 x that: {'match' if match else 'MISMATCH'})")
+    else:
+        print(f"int8 verdict: {'match' if match else 'MISMATCH'} (exact vs the fixed-point reference"
+              f"{' and TFLite Micro' if 'tflm_exact' in summary else ''})")
     print(f"kernels {len(result.steps)}, arena_bytes {result.arena_bytes}, naive_bytes {result.naive_bytes} "
           f"(no planning), weights {result.weights_bytes} bytes, {result.macs} MACs")
     return 0 if match else 1
+
+
+def is_quantized(result) -> bool:
+    return any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
+
+
+def reference_outputs(model_path: str, result, inputs) -> list[np.ndarray]:
+    """onnxruntime for .onnx; TFLite Micro for .tflite (its own reference)."""
+    if str(model_path).endswith(".tflite"):
+        return tflm_outputs(model_path, inputs, len(result.outputs))
+    return onnxruntime_outputs(model_path, result.inputs, inputs)
+
+
+def tflm_outputs(tflite_path: str, inputs, n_outputs: int = 1) -> list[np.ndarray]:
+    try:
+        import tflite_micro
+    except ImportError:
+        raise TinyfuseError("--tflite-ref needs the tflite-micro package (pip install tflite-micro)") from None
+    it = tflite_micro.runtime.Interpreter.from_file(str(tflite_path), arena_size=1 << 20)
+    for i, x in enumerate(inputs):
+        it.set_input(x, i)
+    it.invoke()
+    return [it.get_output(i) for i in range(n_outputs)]
+
+
+def output_lsb(result, index: int) -> float:
+    """Size of one output LSB: 1 for integer outputs, the scale of a final dequantize for float ones."""
+    from .ir import Call, Function
+    if not result.outputs[index].dtype.startswith("float"):
+        return 1.0
+    outs = result.module.main.outputs
+    e = outs[index]
+    while isinstance(e, Call) and e.op == "reshape":
+        e = e.args[0]
+    if isinstance(e, Call) and isinstance(e.op, Function):
+        body = e.op.body
+        if isinstance(body, Call) and body.op == "qnn.dequantize" and np.ndim(body.attrs["scale"]) == 0:
+            return float(body.attrs["scale"])
+    return float("nan")
+
+
+def int8_report(result, inputs, outs, ort_refs, args) -> dict:
+    """Exact-match counts vs the numpy reference, LSB histogram vs onnxruntime, TFLM exactness."""
+    from collections import Counter
+    from .ir.interpreter import run_module
+    npref = run_module(result.module, inputs)
+    exact = sum(int(np.sum(o == r)) for o, r in zip(outs, npref))
+    total = sum(o.size for o in outs)
+    hist, max_lsb = Counter(), 0
+    for i, (o, r) in enumerate(zip(outs, ort_refs)):
+        lsb = np.rint(np.abs(o.astype(np.float64) - r.astype(np.float64)) / output_lsb(result, i))
+        if np.all(np.isfinite(lsb)):
+            hist.update(lsb.astype(int).reshape(-1).tolist())
+            max_lsb = max(max_lsb, int(lsb.max()) if lsb.size else 0)
+    q = {"ref_exact": exact == total, "max_lsb_diff_ort": max_lsb,
+         "lines": [f"int8: {exact}/{total} outputs equal the fixed-point numpy reference (rounding {args.rounding})",
+                   "LSB difference vs onnxruntime (float requantization): "
+                   + ", ".join(f"{k} LSB: {v}" for k, v in sorted(hist.items()))]}
+    tflite = args.tflite_ref or (args.model if str(args.model).endswith(".tflite") else None)
+    if tflite:
+        want = tflm_outputs(tflite, inputs, len(outs))
+        same = sum(int(np.sum(o.reshape(-1) == w.reshape(-1))) for o, w in zip(outs, want))
+        q["tflm_exact"] = same == total
+        q["lines"].append(f"TFLite Micro ({Path(tflite).name}): {same}/{total} outputs equal")
+    return q
+
+
+def per_layer_lines(result, inputs) -> list[str]:
+    from .harness.per_layer import compare_layers
+    with tempfile.TemporaryDirectory(prefix="tinyfuse_trace_") as tmp:
+        diffs = compare_layers(result, inputs, tmp)
+    lines = [f"{'kernel':<44} {'shape':<18} {'equal':>12} {'max |diff|':>11}"]
+    first = None
+    for d in diffs:
+        lines.append(f"{d.kernel:<44} {str(list(d.shape)):<18} {f'{d.exact}/{d.total}':>12} {d.max_abs_diff:>11.3g}")
+        if first is None and not d.matches:
+            first = d
+    lines.append(f"first diverging layer: {first.kernel}" if first else "no layer diverges from the numpy reference")
+    return lines
 
 
 def cmd_bench(args) -> int:

@@ -7,9 +7,11 @@ from .expr import Call, Constant, Function, IRModule, Tuple, Var, post_order
 from .op import get_op
 
 
-def evaluate(func: Function, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Run ``func`` on ``inputs`` (one array per parameter, in order); returns one array per output."""
-    env: dict[int, np.ndarray] = {id(p): np.asarray(x) for p, x in zip(func.params, inputs)}
+def evaluate(func: Function, inputs: list[np.ndarray], env: dict | None = None) -> list[np.ndarray]:
+    """Run ``func`` on ``inputs`` (one array per parameter, in order); returns one array per output.
+    Pass ``env`` (a dict) to get every intermediate value back, keyed by id(expression)."""
+    env = {} if env is None else env
+    env.update({id(p): np.asarray(x) for p, x in zip(func.params, inputs)})
     for node in post_order(func.body):
         if isinstance(node, (Var,)):
             continue

@@ -61,3 +61,23 @@ def test_ort_quantized_models_exact_vs_reference(model, tmp_path):
     assert lsb_diff(got, want, scale) <= 12               # ORT requantizes in float (QUANT.md)
     assert [k for k in result.kernels if k.ops == ["qnn.dequantize"] or k.ops == ["qnn.quantize"]] \
         == [k for k in result.kernels if k.ops == ["qnn.quantize"]]   # only the model input is quantized alone
+
+
+def test_cli_run_int8_json_keys(capsys):
+    import json
+    from compiler.cli import main
+    onnx_path = shared_or_skip("models", "onnx", "kws_ref_model.onnx")
+    tflite_path = shared_or_skip("models", "tflite", "kws_ref_model.tflite")
+    io = onnx_path.with_suffix(".io.npz")
+    assert main(["run", str(onnx_path), "--input", str(io), "--tflite-ref", str(tflite_path), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["ref_exact"] is True and got["tflm_exact"] is True and got["outputs_match"] is True
+    assert got["max_lsb_diff_ort"] >= 0 and got["arena_bytes"] == 16000
+
+
+def test_cli_per_layer_names_no_divergence(capsys):
+    from compiler.cli import main
+    onnx_path = shared_or_skip("models", "onnx", "ad01_int8.onnx")
+    assert main(["run", str(onnx_path), "--per-layer"]) == 0
+    out = capsys.readouterr().out
+    assert "no layer diverges from the numpy reference" in out and "k9_fused_qmatmul_add_qrequantize" in out
