@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Expr, call
+from ..ir import Constant, Expr, call
 from .onnx import CONVERTERS, Node, const_value, converter
 
 QUANT_DTYPES = ("int8", "uint8", "int32")
@@ -36,6 +36,8 @@ def dequantize(node: Node, x: Expr, scale: Expr, zp: Expr | None, axis: int = 1)
     if x.ty.dtype not in QUANT_DTYPES:
         raise node.error(f"DequantizeLinear of {x.ty.dtype} is not supported (int8, uint8, int32 only)")
     s, z = _params(node, scale, zp, x.ty.dtype)
+    if (np.ndim(s) or np.ndim(z)) and not isinstance(x, Constant):
+        raise node.error("per-axis dequantization of an activation is not supported (weights only)")
     return call("qnn.dequantize", x, scale=s, zero_point=z, axis=axis % max(x.ty.ndim, 1), span=node.name)
 
 
@@ -156,3 +158,46 @@ def convert_qlinear_concat(node: Node, args):
     return quantize(node, CONVERTERS["Concat"](node, parts), sy, zy)
 
 
+
+
+def _weight_minus_zero_point(node: Node, w: Expr, zw: Expr | None, axis: int) -> np.ndarray:
+    """w − zw as int16 (exact for int8/uint8 weights and any per-channel zero point)."""
+    wv = const_value(node, w, "weight").astype(np.int16)
+    if zw is None:
+        return wv
+    z = const_value(node, zw, "weight zero point").astype(np.int16)
+    if z.size > 1:
+        shape = [1] * wv.ndim
+        shape[axis] = z.size
+        z = z.reshape(shape)
+    return (wv - z).astype(np.int16)
+
+
+@converter("ConvInteger")
+def convert_conv_integer(node: Node, args):
+    """ConvInteger-10: int32 Σ (x − x_zp)(w − w_zp[c]) → qnn.conv2d on (w − w_zp) int16 weights."""
+    x, w = args[0], args[1]
+    zx = args[2] if len(args) > 2 else None
+    zw = args[3] if len(args) > 3 else None
+    wz = _weight_minus_zero_point(node, w, zw, axis=0)
+    zxv = int(const_value(node, zx, "x zero point").reshape(())) if zx is not None else 0
+    y = CONVERTERS["Conv"](_as(node, "Conv"), [x, Constant(wz.astype(np.float32))])
+    conv = y if y.op == "nn.conv2d" else y.args[0]
+    q = call("qnn.conv2d", x, Constant(wz), input_zero_point=zxv, span=node.name,
+             **{k: v for k, v in conv.attrs.items()})
+    return q if y.op == "nn.conv2d" else call("reshape", q, newshape=y.ty.shape, span=node.name)
+
+
+@converter("MatMulInteger")
+def convert_matmul_integer(node: Node, args):
+    """MatMulInteger-10: int32 Σ (a − a_zp)(b − b_zp[n]) with a constant 2-D b → qnn.matmul."""
+    a, b = args[0], args[1]
+    za = args[2] if len(args) > 2 else None
+    zb = args[3] if len(args) > 3 else None
+    if not isinstance(b, Constant) or b.ty.ndim != 2:
+        raise node.error(f"B must be a constant 2-D weight, got {list(b.ty.shape)}")
+    if za is not None and const_value(node, za, "a zero point").size > 1:
+        raise node.error("a per-row zero point of A is not supported")
+    bz = _weight_minus_zero_point(node, b, zb, axis=1)
+    zav = int(const_value(node, za, "a zero point").reshape(())) if za is not None else 0
+    return call("qnn.matmul", a, Constant(bz), input_zero_point=zav, span=node.name)

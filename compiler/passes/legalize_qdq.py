@@ -87,8 +87,10 @@ class _Legalizer:
         return len(self.uses.get(id(orig), [])) == 1
 
     def visit(self, node: Expr, orig: Expr):
-        if not _is(node, "qnn.quantize") or node.attrs["out_dtype"] != "int8":
+        if not _is(node, "qnn.quantize"):
             return None
+        if node.attrs["out_dtype"] != "int8":    # uint8 at a model boundary: only Q(DQ(x)) → requantize
+            return self.boundary(node)
         s_out, z_out = _scalar(node.attrs["scale"]), _scalar(node.attrs["zero_point"])
         if s_out is None or z_out is None:
             return None
@@ -106,11 +108,25 @@ class _Legalizer:
             return None
         return _clamp(new, acts, s_out, z_out)
 
+    def boundary(self, q: Call):
+        """quantize_u8(dequantize(x)) or quantize_i8(dequantize(x_u8)): one integer requantize."""
+        y = q.args[0]
+        s_out, z_out = _scalar(q.attrs["scale"]), _scalar(q.attrs["zero_point"])
+        if not _is(y, "qnn.dequantize") or s_out is None or z_out is None or isinstance(y.args[0], Constant):
+            return None
+        s, z = _scalar(y.attrs["scale"]), _scalar(y.attrs["zero_point"])
+        if s is None or z is None:
+            return None
+        m, sh = quant.quantize_multiplier(float(np.float32(s)) / float(np.float32(s_out)))
+        return call("qnn.requantize", y.args[0], Constant(np.array(m, np.int32)), Constant(np.array(sh, np.int32)),
+                    input_zero_point=int(z), output_zero_point=int(z_out), rounding=self.rounding,
+                    out_dtype=q.attrs["out_dtype"])
+
     def rewrite_op(self, y: Expr, s_out: float, z_out: int):
         if _is(y, "qnn.dequantize"):                                   # Q(DQ(x)): requantize
             t = _dq_tensor(y)
             if t is None:
-                return None
+                return self.boundary(call("qnn.quantize", y, scale=s_out, zero_point=z_out, out_dtype="int8"))
             x, s, z = t
             return x if (s, z) == (s_out, z_out) else _requantize(x, s / s_out, z, z_out, self.rounding)
         if _is(y, "add") and _is(y.args[0], "nn.conv2d", "nn.matmul") and _dq_const(y.args[1]) is not None:
