@@ -48,6 +48,7 @@ test: setup
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
 bench: setup
+	$(VPY) benchmarks/models_host.py
 	$(VPY) benchmarks/targets.py $(BENCH_ARGS)
 
 clean:
