@@ -35,6 +35,14 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
+def _execution(p: argparse.ArgumentParser) -> None:
+    """Options of the commands that build and run the model (run, bench)."""
+    p.add_argument("--input", metavar="FILE", help=".npy, or .npz with key 'input' or the graph input names")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input when --input is absent")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--keep", metavar="DIR", help="build in DIR and keep it")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tinyfuse", description="Compile ONNX models to fused, dependency-free C.")
     ap.add_argument("--version", action="version", version=f"tinyfuse {__version__}")
@@ -51,20 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--align", type=int, metavar="BYTES", help="alignment of weights and arena (default 16)")
     r = sub.add_parser("run", help="compile, build with gcc, run, compare with onnxruntime")
     _common(r)
-    r.add_argument("--input", metavar="FILE", help=".npy, or .npz with key 'input' or the graph input names")
-    r.add_argument("--seed", type=int, default=0, help="seed of the random input when --input is absent")
-    r.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    r.add_argument("--keep", metavar="DIR", help="build in DIR and keep it")
+    _execution(r)
     r.add_argument("--tflite-ref", metavar="FILE", help="int8: also run FILE.tflite in TFLite Micro on the same "
                    "input and count exact matches (automatic for a .tflite model)")
     r.add_argument("--per-layer", action="store_true", help="compare every kernel's output with the numpy "
                    "reference and name the first diverging layer (host)")
     b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target")
     _common(b)
-    b.add_argument("--input", metavar="FILE", help=".npy, or .npz with key 'input' or the graph input names")
-    b.add_argument("--seed", type=int, default=0, help="seed of the random input when --input is absent")
-    b.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    b.add_argument("--keep", metavar="DIR", help="build in DIR and keep it")
+    _execution(b)
     rep = sub.add_parser("report", help="print fused groups, kernels and the memory plan")
     _common(rep)
     return ap
