@@ -2,6 +2,7 @@
 # Both set up what they need on a fresh Debian/Ubuntu machine: python3-venv, gcc and the cross
 # toolchains + qemu (Cortex-M, RISC-V) through apt when missing (sudo when not root), then a .venv
 # with the package and its test extra. `make bench`: instructions, flash and RAM per model and target.
+# `make conformance`: the ONNX node tests per op; `make fuzz`: thousands of random graphs vs onnxruntime.
 
 PY      ?= python3
 VENV    := .venv
@@ -11,7 +12,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO    := build/demo
 PYTEST_ARGS ?=
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test bench conformance fuzz clean
 
 $(VPY):
 	@$(PY) -m venv $(VENV) 2>/dev/null || { \
@@ -26,6 +27,8 @@ $(STAMP): pyproject.toml | $(VPY)
 setup: $(STAMP)
 	@command -v gcc >/dev/null || { echo "gcc missing: installing it with apt"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq gcc libc6-dev; }
+	@command -v clang >/dev/null || { echo "clang missing (the -Wconversion tests build with it): installing it with apt"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang; }
 	@{ command -v qemu-system-arm && command -v qemu-system-riscv32 && command -v cmake \
 	  && [ -f "$$(arm-none-eabi-gcc -print-file-name=nano.specs)" ] \
 	  && [ -f "$$(riscv64-unknown-elf-gcc -print-file-name=picolibc.specs)" ]; } >/dev/null 2>&1 || { \
@@ -50,6 +53,19 @@ test: setup
 bench: setup
 	$(VPY) benchmarks/models_host.py
 	$(VPY) benchmarks/targets.py $(BENCH_ARGS)
+	$(VPY) benchmarks/int8_targets.py
+
+# ONNX backend node tests (mcu preset, node + pytorch-converted) end to end: pass/fail per op, total;
+# fails on a case outside tests/conformance/expected_failures.txt or an expected failure that passes
+conformance: setup
+	$(VPY) -m tests.conformance.runner $(CONFORMANCE_ARGS)
+
+# differential fuzzing: FUZZ_COUNT random graphs (float and int8 QDQ) vs onnxruntime and the numpy
+# reference; failures are minimised and logged to build/fuzz/failures.jsonl
+FUZZ_COUNT ?= 3000
+FUZZ_SEED  ?= 1000
+fuzz: setup
+	$(VPY) -m tests.fuzz.generator --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) $(FUZZ_ARGS)
 
 clean:
 	rm -rf build .pytest_cache

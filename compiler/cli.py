@@ -21,7 +21,7 @@ EXIT_USER_ERROR = 2
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="an .onnx file")
+    p.add_argument("model", help="an .onnx or .tflite file")
     p.add_argument("--target", default="host", help="target to compile for: host (default), cortex-m0, cortex-m3, "
                    "cortex-m4, cortex-m7, cortex-m33, cortex-m55, rv32imac (all but host run under qemu)")
     p.add_argument("--name", help="C identifier prefix of the generated API (default: file stem)")
@@ -32,6 +32,11 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "greedy_by_conflicts, linear")
     p.add_argument("--rounding", default="double", choices=("double", "single"),
                    help="int8 requantization rounding: double (TFLM/CMSIS-NN default) or single")
+    p.add_argument("--kernels", default=None, choices=("auto", "ref", "arm_dsp", "arm_mve"),
+                   help="kernel variants: auto (the target's SIMD kernels: arm_dsp on M4/M7/M33, arm_mve on M55; "
+                   "default, or $TINYFUSE_KERNELS), ref (portable C everywhere) or one variant")
+    p.add_argument("--scratch-bytes", type=int, default=None, metavar="N",
+                   help="working-set budget of a poly-fused kernel's line buffers (default: the target's)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -67,8 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target")
     _common(b)
     _execution(b)
-    rep = sub.add_parser("report", help="print fused groups, kernels and the memory plan")
+    rep = sub.add_parser("report", help="fused groups, memory plan, per-kernel MACs / bytes / intensity")
     _common(rep)
+    rep.add_argument("-o", "--output", metavar="DIR", help="also write memory_plan.svg, roofline.svg and "
+                     "report.json into DIR")
     return ap
 
 
@@ -76,7 +83,8 @@ def _compile(args):
     from .driver import compile_model
     placement = {k: getattr(args, k, None) for k in ("weights_section", "arena_section", "code_section", "align")}
     return compile_model(args.model, target=args.target, name=args.name, disabled_passes=args.disable_pass,
-                         dump_ir=args.dump_ir, planner=args.planner, rounding=args.rounding, **placement)
+                         dump_ir=args.dump_ir, planner=args.planner, rounding=args.rounding, kernels=args.kernels,
+                         scratch_bytes=args.scratch_bytes, **placement)
 
 
 def cmd_compile(args) -> int:
@@ -90,7 +98,16 @@ def cmd_compile(args) -> int:
 
 
 def cmd_report(args) -> int:
-    print(report_text(_compile(args)))
+    from .memory.report import report
+    from .target import get_target
+    text, files = report(_compile(args), get_target(args.target))
+    print(text)
+    if args.output:
+        out = Path(args.output)
+        out.mkdir(parents=True, exist_ok=True)
+        for fname, body in files.items():
+            (out / fname).write_text(body)
+        print(f"wrote {', '.join(sorted(files))} to {out}/")
     return 0
 
 

@@ -18,10 +18,12 @@ from .codegen.emit import emit_sources
 from .errors import TinyfuseError
 from .frontend.onnx import from_onnx, load_onnx, sanitize
 from .ir import Call, Constant, Function, IRModule, Var, post_order
-from .lower import ConstPool, Kernel, lower_group
-from .memory import Buffer, Plan, plan_memory
+from .lower import ConstPool, Kernel, kernel_variants
+from .lower.arena_variants import lower_for_arena
+from .memory import Buffer, Plan
+from .memory.arena import plan_arena
 from .passes import run_pipeline
-from .target import Placement, get_target
+from .target import Placement, check_fits, get_target
 
 
 @dataclass
@@ -37,11 +39,13 @@ class TensorInfo:
 
 @dataclass
 class Step:
-    """One call in ``<name>_run``: kernel, arena offsets of its params and output."""
+    """One call in ``<name>_run``: kernel, arena offsets of its params, output and scratch."""
 
     kernel: Kernel
     in_offsets: list[int]
     out_offset: int
+    scratch_offset: int = 0         # meaningful when kernel.scratch_bytes > 0
+    call: Call | None = None        # the fused-group call of main it runs (kernel order may differ from IR order)
 
 
 @dataclass
@@ -62,6 +66,8 @@ class CompileResult:
     timings: dict = field(default_factory=dict)
     target: str = "host"
     placement: Placement = field(default_factory=Placement)   # linker sections + alignment
+    kernel_choice: str = "auto"     # --kernels: auto, ref, arm_dsp, arm_mve (lower.kernel_variants)
+    memory: object = None           # compiler.memory.arena.ArenaPlan: order, in-place choices, bounds
 
     @property
     def arena_bytes(self) -> int:
@@ -96,103 +102,72 @@ class CompileResult:
 def compile_model(model, target: str = "host", name: str | None = None, disabled_passes=(),
                   dump_ir: str | Path | None = None, planner: str = "best", weights_section: str | None = None,
                   arena_section: str | None = None, code_section: str | None = None,
-                  align: int | None = None, rounding: str = "double") -> CompileResult:
-    """Compile an ONNX model (path or ModelProto) to C.
+                  align: int | None = None, rounding: str = "double", kernels: str | None = None,
+                  scratch_bytes: int | None = None) -> CompileResult:
+    """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
     shape, bad file, unknown pass or target). ``weights_section``, ``arena_section``, ``code_section``
     and ``align`` override the defaults of :class:`compiler.target.Placement`. ``rounding`` is the
-    int8 requantization rounding: 'double' (TFLM and CMSIS-NN default) or 'single'.
+    int8 requantization rounding: 'double' (TFLM and CMSIS-NN default) or 'single'. ``kernels``
+    chooses the kernel variants: 'auto' (the fastest the target has: arm_dsp, arm_mve), 'ref' (portable
+    C everywhere) or one variant name; default: $TINYFUSE_KERNELS, else 'auto'. ``scratch_bytes``
+    bounds the working set of a poly-fused kernel (default: the target's scratch budget).
     """
     tgt = get_target(target)
+    kernels = kernels or os.environ.get("TINYFUSE_KERNELS") or "auto"
     overrides = dict(weights_section=weights_section, arena_section=arena_section, code_section=code_section,
                      align=align)
     placement = Placement(**{k: v for k, v in overrides.items() if v is not None})
-    if isinstance(model, (str, Path)):
-        name = sanitize(name or Path(model).stem)
-        proto = load_onnx(model)
+    if isinstance(model, (bytes, bytearray)) or isinstance(model, (str, Path)) and str(model).endswith(".tflite"):
+        from .frontend.tflite import from_tflite, load_tflite   # .tflite path or flatbuffer bytes
+        data = load_tflite(model)
+        name = sanitize(name or (Path(model).stem if isinstance(model, (str, Path)) else "model"))
+        model_hash, ir = hashlib.sha256(data).hexdigest()[:16], from_tflite(data, name)
     else:
-        proto = model
-    model_hash = hashlib.sha256(proto.SerializeToString()).hexdigest()[:16]
+        if isinstance(model, (str, Path)):
+            name = sanitize(name or Path(model).stem)
+            model = load_onnx(model)
+        model_hash, ir = hashlib.sha256(model.SerializeToString()).hexdigest()[:16], from_onnx(model, name)
     timings: dict = {}
-    mod = run_pipeline(from_onnx(proto, name), disabled=disabled_passes, dump_dir=dump_ir, timings=timings,
-                       rounding=rounding)
-    return _lower_and_plan(mod, model_hash, planner, timings, tgt.name, placement)
+    mod = run_pipeline(ir, disabled=disabled_passes, dump_dir=dump_ir, timings=timings, rounding=rounding,
+                       target=tgt, scratch_bytes=scratch_bytes)
+    result = _lower_and_plan(mod, model_hash, planner, timings, tgt, placement, kernels)
+    check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
+    return result
 
 
-def _lower_and_plan(mod: IRModule, model_hash: str, planner: str, timings: dict, target: str = "host",
-                    placement: Placement = Placement()) -> CompileResult:
+def _lower_and_plan(mod: IRModule, model_hash: str, planner: str, timings: dict, target="host",
+                    placement: Placement = Placement(), kernels: str = "auto") -> CompileResult:
+    tgt = get_target(target)
     func = mod.main
     pool = ConstPool(mod.name)
-    steps_k: list[tuple[Kernel, list]] = []
-    root: dict[int, object] = {}        # id(value) -> id of the value owning its memory
-    producer: dict[int, int] = {}       # id(value) -> kernel index
-    for p in func.params:
-        root[id(p)] = id(p)
+    computed = {id(p) for p in func.params}
     for node in post_order(func.body):
-        if isinstance(node, Call) and isinstance(node.op, Function):
-            kernel = lower_group(node.op, f"k{len(steps_k)}_{node.op.attrs['name']}", pool)
-            steps_k.append((kernel, list(node.args)))
-            producer[id(node)] = len(steps_k) - 1
-            root[id(node)] = id(node)
-        elif isinstance(node, Call) and node.op == "reshape":
-            root[id(node)] = root[id(node.args[0])]
+        if isinstance(node, Call) and (isinstance(node.op, Function) or node.op == "reshape"):
+            computed.add(id(node))
         elif isinstance(node, Call):
             raise TinyfuseError(f"node '{node.span}' ({node.op}): left outside any kernel")
     outputs = list(func.outputs)
     for o in outputs:
-        if isinstance(o, Constant) or id(o) not in root:
+        if isinstance(o, Constant) or id(o) not in computed:
             raise TinyfuseError("a model output is a constant: nothing to compute")
         if isinstance(o, Var):
             raise TinyfuseError(f"model output is the input '{o.name}' itself: nothing to compute")
 
-    n_k = len(steps_k)
-    first: dict[object, int] = {id(p): -1 for p in func.params}
-    last: dict[object, int] = {id(p): -1 for p in func.params}
-    size: dict[object, int] = {id(p): p.ty.nbytes for p in func.params}
-    for node_id, k in producer.items():
-        first[node_id] = last[node_id] = k
-    for k, (kernel, args) in enumerate(steps_k):
-        for a in args:
-            r = root[id(a)]
-            last[r] = max(last[r], k)
-    for o in outputs:
-        last[root[id(o)]] = n_k
-    for node in post_order(func.body):
-        if id(node) in producer:
-            size[id(node)] = node.ty.nbytes
-    naive = sum(size.values())
-
-    # in place: an element-wise kernel writes over a same-shape input whose memory dies at it
-    alias: dict[object, object] = {}
-    for node in post_order(func.body):
-        if id(node) not in producer:
-            continue
-        k = producer[id(node)]
-        kernel, args = steps_k[k]
-        for i in kernel.inplace:
-            r = root[id(args[i])]
-            r = alias.get(r, r)
-            if last[r] == k and size[r] >= size[id(node)] and not isinstance(args[i], Var) \
-                    and all(root[id(a)] != root[id(args[i])] for j, a in enumerate(args) if j != i):
-                alias[id(node)] = r
-                last[r] = last[id(node)]
-                break
-    buffers = [Buffer(f"t{j}", size[r], first[r], last[r])
-               for j, r in enumerate(r for r in size if r not in alias)]
-    buf_of = {r: f"t{j}" for j, r in enumerate(r for r in size if r not in alias)}
-    plan = plan_memory(buffers, alignment=16, planner=planner)
-
-    def offset(value) -> int:
-        r = root[id(value)]
-        return plan.offsets[buf_of[alias.get(r, r)]]
-
-    steps = [Step(kernel, [offset(a) for a in args], offset(node))
-             for (kernel, args), node in zip(steps_k, [n for n in post_order(func.body) if id(n) in producer])]
+    # kernel order, in-place choices, lowering, buffers and offsets: compiler/memory/arena.py
+    def lower(fn, kname, dry, option):
+        return lower_for_arena(fn, kname, ConstPool(mod.name) if dry else pool, tgt, kernels, option)
+    arena = plan_arena(func, lower, planner, alignment=16, dry_run=bool(kernel_variants(tgt, kernels)))
+    offset = arena.offset
+    buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
+    steps = [Step(kernel, [offset(a) for a in call.args], offset(call), arena.scratch_offset(i), call)
+             for i, (kernel, call) in enumerate(zip(arena.kernels, arena.calls))]
     inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params]
     outs = [TensorInfo(n, o.ty.shape, o.ty.dtype, o.ty.nbytes, offset(o)) for n, o in zip(mod.output_names, outputs)]
     result = CompileResult(mod.name, {}, mod, steps, buffers, plan, inputs, outs, naive, pool.nbytes, model_hash,
-                           timings, target, placement)
+                           timings, tgt.name, placement, kernels)
+    result.memory = arena
     result.files = emit_sources(result, pool, __version__)
     return result
 

@@ -10,6 +10,9 @@ from .templates import TEMPLATE_DIR, c_array_body, template
 MANIFEST_VERSION = 1
 QUANT_HEADER = "tinyfuse_quant.h"
 QUANT_SOURCE = TEMPLATE_DIR.parent / "runtime_c" / "include" / "tinyfuse" / "quant.h"
+SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve variants
+RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE,
+                   SIMD_HEADER: TEMPLATE_DIR.parent / "runtime_c" / "include" / "tinyfuse" / "simd.h"}
 
 
 def _isl_macros(kernels) -> list[str]:
@@ -32,6 +35,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
     )
     uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
     ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []
+    ctx["extra_includes"] += sorted({h for k in result.kernels for h in k.headers} - {QUANT_HEADER})
     files = {
         f"{name}.h": template("model.h.j2").render(**ctx),
         f"{name}.c": template("model.c.j2").render(**ctx),
@@ -40,8 +44,8 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         f"{name}.mk": template("model.mk.j2").render(**ctx),
         f"{name}.cmake": template("model.cmake.j2").render(**ctx),
     }
-    if uses_quant:   # the hand-written int8 arithmetic travels with the sources (no include path)
-        files[QUANT_HEADER] = QUANT_SOURCE.read_text()
+    for h in ctx["extra_includes"]:   # hand-written int8 arithmetic and SIMD helpers travel with the sources
+        files[h] = RUNTIME_HEADERS[h].read_text()
     files["metadata.json"] = json.dumps({
         "version": MANIFEST_VERSION, "tinyfuse": version, "model": name, "model_hash": result.model_hash,
         "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes, "weights_bytes": result.weights_bytes,
@@ -49,7 +53,8 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         "inputs": [vars(t) | {"shape": list(t.shape)} for t in result.inputs],
         "outputs": [vars(t) | {"shape": list(t.shape)} for t in result.outputs],
         "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "in_offsets": s.in_offsets,
-                     "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes} for s in result.steps],
+                     "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes, "variant": s.kernel.variant}
+                    for s in result.steps],
         "buffers": [{"name": b.name, "size": b.size, "first": b.first, "last": b.last,
                      "offset": result.plan.offsets[b.name]} for b in result.buffers],
     }, indent=1) + "\n"

@@ -23,7 +23,7 @@ from onnx import helper, numpy_helper
 
 from .. import ops  # noqa: F401  (registers the ops)
 from ..errors import TinyfuseError, node_error
-from ..ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call
+from ..ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call, get_op
 from ..ir.types import C_TYPES
 
 MIN_OPSET = 13
@@ -73,6 +73,8 @@ def with_weight_value(e: Expr, value: np.ndarray, dtype=np.float32) -> Expr:
 
 
 def const_value(node: Node, e: Expr | None, what: str) -> np.ndarray:
+    if isinstance(e, Call) and e.op == "qnn.dequantize" and isinstance(e.args[0], Constant):
+        return get_op(e.op).compute(e.args[0].value, **e.attrs)   # a parameter QDQ-quantized as a weight
     if not isinstance(e, Constant):
         raise node.error(f"{what} must be a constant (initializer), got a computed tensor",
                          "fold it before export or feed it as an initializer")
@@ -165,6 +167,10 @@ def check_schema(node: Node) -> None:
     try:
         onnx.defs.get_schema(node.op_type, node.opset, node.proto.domain)
     except onnx.defs.SchemaError:
+        if node.proto.domain in ("", "ai.onnx") and onnx.defs.has(node.op_type):   # exists only in a later opset
+            since = onnx.defs.get_schema(node.op_type).since_version
+            raise node.error(f"operator {shown(node.op_type)} is not defined in ai.onnx opset {node.opset} "
+                             f"(it appears in opset {since})", "export the model with that opset") from None
         return
     ctx = onnx.checker.C.CheckerContext()
     ctx.ir_version = onnx.IR_VERSION

@@ -117,6 +117,8 @@ def convert_pool(node: Node, args):
     if len(node.proto.output) > 1 and node.proto.output[1]:
         raise node.error("the Indices output of MaxPool is not supported")
     kernel = [int(k) for k in node.attr("kernel_shape")]
+    if min(kernel, default=0) < 1:
+        raise node.error(f"kernel_shape {kernel} must be positive")
     nsp = len(kernel)
     if nsp not in (1, 2) or x.ty.ndim != nsp + 2:
         raise node.error(f"only 1-D and 2-D pooling is supported: kernel_shape {kernel}, input {list(x.ty.shape)}")
@@ -412,4 +414,35 @@ def convert_constant(node: Node, args):
                 v, np.float32 if "float" in key else np.int64)
             return Constant(arr, node.proto.output[0])
     raise node.error(f"attribute {sorted(node.attrs)} of Constant is not supported")
+
+
+# ----------------------------------------------------------------------------------------- transformer ops
+
+@converter("LayerNormalization")
+def convert_layer_norm(node: Node, args):
+    """LayerNormalization-17: normalize over x.shape[axis:]; Scale and the optional B broadcast to that
+    shape (stash_type 1, float statistics). The Mean / InvStdDev outputs (training) are not supported."""
+    x, scale, bias = args[0], args[1], optional_arg(args, 2)
+    if any(node.proto.output[1:]):
+        raise node.error("the Mean and InvStdDev outputs are not supported", "export the model for inference")
+    axis = node.attr("axis", -1)
+    if not -x.ty.ndim <= axis < x.ty.ndim:
+        raise node.error(f"axis {axis} out of range for shape {list(x.ty.shape)}")
+    axis %= x.ty.ndim
+    if bias is None:
+        bias = Constant(np.zeros(x.ty.shape[axis:], np.float32))
+    return call("nn.layer_norm", x, scale, bias, axis=axis, epsilon=float(node.attr("epsilon", 1e-5)),
+                span=node.name)
+
+
+@converter("Gelu")
+def convert_gelu(node: Node, args):
+    """Gelu-20: approximate 'none' (erf) or 'tanh'."""
+    approximate = node.attr("approximate", "none")
+    if approximate not in ("none", "tanh"):
+        raise node.error(f"approximate '{approximate}' is not valid ('none' or 'tanh')")
+    return call("nn.gelu", args[0], approximate=approximate, span=node.name)
+
+
+CONVERTERS["Erf"] = unary("erf")
 

@@ -2,6 +2,7 @@
 raw outputs back as numpy arrays."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,20 +13,34 @@ from ..codegen.templates import template
 from ..errors import TinyfuseError
 
 STRICT_CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
+CONVERSION_CFLAGS = [*STRICT_CFLAGS, "-Wconversion"]
+SANITIZE_CFLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g"]
+GUARD_PATTERN = 0xCD       # the guard bytes around the arena (not a fill a test uses for the arena)
 
 
-def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_fill: int = 0) -> Path:
+def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_fill: int = 0,
+               sanitize: bool = False, guard: int = 0) -> Path:
     """Write the sources into ``workdir/src`` and build ``workdir/model``. Raises TinyfuseError with the
-    compiler's first lines if gcc fails. ``arena_fill`` is the byte the test main fills the arena with."""
+    compiler's first lines if the C compiler fails.
+
+    ``cc`` is the compiler (gcc, clang, ...), ``cflags`` replaces STRICT_CFLAGS; ``arena_fill`` is the
+    byte the test main fills the arena with. ``sanitize`` adds AddressSanitizer and
+    UndefinedBehaviorSanitizer (any report aborts the run, so run_host raises). ``guard`` puts that
+    many bytes (rounded up to 16) before and after the arena, filled with GUARD_PATTERN: the main
+    checks them after the run and exits with 3 naming the first overwritten byte; under ASan the
+    guards are also poisoned, so a read or write there is reported where it happens."""
     workdir = Path(workdir)
     src = result.write(workdir / "src")
     main = workdir / "main.c"
+    guard = -(-guard // 16) * 16
     main.write_text(template("host_main.c.j2").render(name=result.name, NAME=result.name.upper(),
-                                                      inputs=result.inputs, outputs=result.outputs, fill=arena_fill))
+                                                      inputs=result.inputs, outputs=result.outputs, fill=arena_fill,
+                                                      guard=guard, guard_pattern=GUARD_PATTERN))
     if shutil.which(cc) is None:
-        raise TinyfuseError(f"C compiler '{cc}' not found; install gcc (apt-get install gcc)")
+        raise TinyfuseError(f"C compiler '{cc}' not found; install it (apt-get install {cc})")
     exe = workdir / "model"
-    cmd = [cc, *(cflags or STRICT_CFLAGS), f"-I{src}", str(src / f"{result.name}.c"),
+    flags = [*(cflags or STRICT_CFLAGS), *(SANITIZE_CFLAGS if sanitize else [])]
+    cmd = [cc, *flags, f"-I{src}", str(src / f"{result.name}.c"),
            str(src / f"{result.name}_weights.c"), str(main), "-o", str(exe), "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode:
@@ -45,7 +60,10 @@ def run_host(exe: str | Path, result, inputs: list[np.ndarray], timeout: float =
         in_files.append(str(f))
     for i in range(len(result.outputs)):
         out_files.append(str(work / f"out{i}.bin"))
-    proc = subprocess.run([str(exe), *in_files, *out_files], capture_output=True, text=True, timeout=timeout)
+    env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0:exitcode=86",
+           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=87"}
+    proc = subprocess.run([str(exe), *in_files, *out_files], capture_output=True, text=True, timeout=timeout,
+                          env=env)
     if proc.returncode:
         raise TinyfuseError(f"generated model exited with {proc.returncode}: {proc.stderr[:2000]}")
     return [np.frombuffer(Path(f).read_bytes(), dtype=t.dtype).reshape(t.shape)

@@ -72,8 +72,9 @@ def reference_kernels(result, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """The numpy reference value of every kernel (fused group call) of result.module, in kernel order."""
     env: dict = {}
     evaluate(result.module.main, inputs, env)
-    calls = [n for n in post_order(result.module.main.body) if isinstance(n, Call) and isinstance(n.op, Function)]
-    return [env[id(c)] for c in calls]
+    calls = [s.call for s in result.steps] if all(getattr(s, "call", None) is not None for s in result.steps) \
+        else [n for n in post_order(result.module.main.body) if isinstance(n, Call) and isinstance(n.op, Function)]
+    return [env[id(c)] for c in calls]     # in kernel order (the memory plan may reorder branches)
 
 
 def compare_layers(result, inputs: list[np.ndarray], workdir: str | Path) -> list[LayerDiff]:

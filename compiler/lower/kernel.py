@@ -16,7 +16,9 @@ class Kernel:
 
     ``params`` are the external tensor inputs in call order; ``inplace`` lists the params whose
     buffer the output may share (each output element written after the same-index input element
-    was read); ``macs`` counts multiply-accumulates (nominal, as papers count them).
+    was read); ``macs`` counts multiply-accumulates (nominal, as papers count them). A kernel with
+    ``scratch_bytes`` > 0 takes one more argument, ``void *scratch``: that many bytes of the arena,
+    16-byte aligned, planned like a tensor that lives only during the call.
     """
 
     name: str
@@ -31,6 +33,8 @@ class Kernel:
     group: str = ""                 # fused group name, e.g. fused_conv2d_add_relu
     ops: list[str] = field(default_factory=list)
     code: str = ""                  # the whole C function, filled by lower_group
+    variant: str = "ref"            # kernel variant: ref (portable C), arm_dsp, arm_mve (lower.VARIANTS)
+    headers: list[str] = field(default_factory=list)   # runtime_c headers the body needs (emitted beside)
 
 
 class ConstPool:
@@ -40,6 +44,7 @@ class ConstPool:
         self.prefix = prefix
         self.arrays: list[tuple[str, np.ndarray]] = []
         self._by_key: dict[int, str] = {}
+        self._keyed_by_id: list = []    # the objects behind id() keys, kept alive so no id is reused
 
     def ref(self, value: np.ndarray | Constant, key=None) -> str:
         arr = value.value if isinstance(value, Constant) else value
@@ -48,11 +53,22 @@ class ConstPool:
             name = f"{self.prefix}_c{len(self.arrays)}"
             self.arrays.append((name, np.ascontiguousarray(arr)))
             self._by_key[k] = name
+            if key is None:
+                self._keyed_by_id.append(value)
         return self._by_key[k]
 
     @property
     def nbytes(self) -> int:
         return sum(a.nbytes for _, a in self.arrays)
+
+    def mark(self) -> int:
+        return len(self.arrays)
+
+    def rollback(self, mark: int) -> None:
+        """Forget the constants added since ``mark`` (a kernel variant that declined after adding some)."""
+        dropped = {name for name, _ in self.arrays[mark:]}
+        del self.arrays[mark:]
+        self._by_key = {k: v for k, v in self._by_key.items() if v not in dropped}
 
 
 def affine(*terms: tuple[str, int]) -> str:

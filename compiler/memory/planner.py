@@ -9,6 +9,13 @@ Invariant of every plan: offsets are multiples of ``alignment`` and conflicting 
 occupy disjoint ranges ``[offset, offset + aligned_size)``. Zero-size buffers get offset 0
 and are ignored. All sizes and offsets are in bytes.
 
+In-place clusters: buffers with the same non-empty ``group`` are placed rigidly together, member
+``rel`` bytes above the cluster's offset (an in-place kernel writes its output over its dying input:
+both start at one offset). Members of a cluster never conflict with each other (the in-place proof
+in ``compiler.memory.inplace`` covers the one kernel where two of them are both live); each member
+conflicts with other buffers over its own lifetime only, so a chain of in-place tensors costs the
+largest live member at every moment, not the largest member over the whole chain.
+
 Known limits: finding the smallest arena is NP-hard (dynamic storage allocation). The
 greedy planners are fast but not optimal; ``best`` adds a short deterministic hill-climb,
 which still may not reach ``lower_bound`` (a bound that is not always achievable).
@@ -23,9 +30,11 @@ from typing import Callable, Sequence
 @dataclass(frozen=True)
 class Buffer:
     name: str
-    size: int   # bytes
-    first: int  # first kernel using it (producer); -1 = live from the start
-    last: int   # last kernel reading it; a large number = live to the end
+    size: int        # bytes
+    first: int       # first kernel using it (producer); -1 = live from the start
+    last: int        # last kernel reading it; a large number = live to the end
+    group: str = ""  # in-place cluster ("" = none): members are placed together
+    rel: int = 0     # byte offset of this member inside its cluster (multiple of the alignment)
 
 
 @dataclass(frozen=True)
@@ -41,28 +50,62 @@ def _align(n: int, alignment: int) -> int:
 
 
 def _conflict(a: Buffer, b: Buffer) -> bool:
+    if a.group and a.group == b.group:
+        return False
     return a.first <= b.last and b.first <= a.last
+
+
+def _units(buffers: Sequence[Buffer]) -> list[list[Buffer]]:
+    """Placement units: each cluster as one unit (members in input order), other buffers alone."""
+    units: list[list[Buffer]] = []
+    where: dict[str, list[Buffer]] = {}
+    for b in buffers:
+        if b.group:
+            if b.group not in where:
+                where[b.group] = []
+                units.append(where[b.group])
+            where[b.group].append(b)
+        else:
+            units.append([b])
+    return units
+
+
+def _unit_size(unit: Sequence[Buffer], alignment: int) -> int:
+    return max((m.rel + _align(m.size, alignment) for m in unit if m.size), default=0)
 
 
 def _place(order: Sequence[Buffer], alignment: int) -> dict[str, int]:
     """Place buffers in ``order``, each at the lowest aligned offset that fits in a gap
-    between already-placed conflicting buffers (first fit)."""
+    between already-placed conflicting buffers (first fit). A cluster is placed, rigidly, when its
+    first member comes up: the lowest offset where every member fits."""
     offsets: dict[str, int] = {}
     placed: list[tuple[Buffer, int, int]] = []  # (buffer, start, end)
+    members = {u[0].group: u for u in _units(order) if u[0].group}
+    done: set[str] = set()
     for buf in order:
-        size = _align(buf.size, alignment)
-        if size == 0:
-            offsets[buf.name] = 0
+        if buf.group and buf.group in done:
             continue
-        busy = sorted((s, e) for b, s, e in placed if _conflict(b, buf))
-        offset = 0
-        for start, end in busy:
-            if offset + size <= start:
-                break
-            offset = max(offset, end)
-        offsets[buf.name] = offset
-        placed.append((buf, offset, offset + size))
+        unit = members[buf.group] if buf.group else [buf]
+        done.add(buf.group)
+        live = [m for m in unit if m.size]
+        offset = _first_fit(live, placed, alignment)
+        for m in unit:
+            offsets[m.name] = offset + m.rel if m.size else 0
+        placed += [(m, offset + m.rel, offset + m.rel + _align(m.size, alignment)) for m in live]
     return offsets
+
+
+def _first_fit(unit: Sequence[Buffer], placed: list[tuple[Buffer, int, int]], alignment: int) -> int:
+    """Lowest aligned offset o with every member's [o + rel, o + rel + size) free of conflicts."""
+    if not unit:
+        return 0
+    busy = [[(s - m.rel, e - m.rel) for b, s, e in placed if _conflict(b, m)] for m in unit]
+    cands = sorted({0} | {e for spans in busy for _, e in spans if e >= 0})
+    for offset in cands:
+        if all(not any(offset + _align(m.size, alignment) > s and offset < e for s, e in spans)
+               for m, spans in zip(unit, busy)):
+            return offset
+    raise AssertionError("unreachable: the end of every conflicting buffer is a candidate")
 
 
 def _arena(buffers: Sequence[Buffer], offsets: dict[str, int], alignment: int) -> int:
@@ -70,7 +113,12 @@ def _arena(buffers: Sequence[Buffer], offsets: dict[str, int], alignment: int) -
 
 
 def _size_order(buffers: Sequence[Buffer]) -> list[Buffer]:
-    return sorted(buffers, key=lambda b: (-b.size, b.first, b.name))
+    # a cluster sorts by its largest member (its first member placed brings the whole cluster)
+    big = {}
+    for b in buffers:
+        if b.group:
+            big[b.group] = max(big.get(b.group, 0), b.size)
+    return sorted(buffers, key=lambda b: (-(big[b.group] if b.group else b.size), b.first, b.name))
 
 
 def _conflict_order(buffers: Sequence[Buffer], alignment: int) -> list[Buffer]:
@@ -90,11 +138,12 @@ def greedy_by_conflicts(buffers: Sequence[Buffer], alignment: int) -> dict[str, 
 
 
 def linear(buffers: Sequence[Buffer], alignment: int) -> dict[str, int]:
-    """Naive baseline: every buffer after the previous one, no reuse at all."""
+    """Naive baseline: every buffer (cluster) after the previous one, no reuse at all."""
     offsets, cursor = {}, 0
-    for buf in buffers:
-        offsets[buf.name] = cursor if buf.size else 0
-        cursor += _align(buf.size, alignment)
+    for unit in _units(buffers):
+        for m in unit:
+            offsets[m.name] = cursor + m.rel if m.size else 0
+        cursor += _unit_size(unit, alignment)
     return offsets
 
 
@@ -143,8 +192,23 @@ PLANNERS: dict[str, Callable[[Sequence[Buffer], int], dict[str, int]]] = {
 
 def _lower_bound(buffers: Sequence[Buffer], alignment: int) -> int:
     # The live total only rises at some buffer's ``first``, so checking those steps suffices.
-    return max((sum(_align(b.size, alignment) for b in buffers if b.first <= t <= b.last)
-                for t in {b.first for b in buffers}), default=0)
+    # A cluster counts the union of its live members' byte ranges.
+    def live(t: int) -> int:
+        total, spans = 0, {}
+        for b in buffers:
+            if b.first <= t <= b.last and b.size:
+                if b.group:
+                    spans.setdefault(b.group, []).append((b.rel, b.rel + _align(b.size, alignment)))
+                else:
+                    total += _align(b.size, alignment)
+        for ivs in spans.values():      # length of the union of the intervals
+            reach = None
+            for s, e in sorted(ivs):
+                start = s if reach is None else max(s, reach)
+                total += max(0, e - start)
+                reach = e if reach is None else max(reach, e)
+        return total
+    return max((live(t) for t in {b.first for b in buffers}), default=0)
 
 
 def plan_memory(buffers: Sequence[Buffer], alignment: int = 16, planner: str = "best") -> Plan:
@@ -161,6 +225,8 @@ def plan_memory(buffers: Sequence[Buffer], alignment: int = 16, planner: str = "
             raise ValueError(f"buffer {b.name!r} has last={b.last} before first={b.first}")
         if b.name in names:
             raise ValueError(f"duplicate buffer name {b.name!r}")
+        if b.rel % alignment or b.rel < 0:
+            raise ValueError(f"buffer {b.name!r}: cluster offset {b.rel} is not a non-negative multiple of {alignment}")
         names.add(b.name)
     if planner == "best":
         planner, offsets = _choose_best(buffers, alignment)

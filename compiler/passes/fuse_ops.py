@@ -49,7 +49,10 @@ def fuse_ops(mod: IRModule, enabled: bool = True) -> IRModule:
         if enabled and kind <= OpPattern.BROADCAST:
             candidates = [a for a in node.args if id(a) in group_of and groups[group_of[id(a)]][-1] is a
                           and len(uses.get(id(a), [])) == 1 and id(a) not in outputs
-                          and _fusable_into(kinds[group_of[id(a)]])]
+                          and _fusable_into(kinds[group_of[id(a)]])
+                          # an anchor's epilogue runs at the anchor's output indices: it cannot broadcast
+                          # the anchor's value to a larger shape (e.g. gap(x) + x)
+                          and (kinds[group_of[id(a)]] <= OpPattern.BROADCAST or a.ty.shape == node.ty.shape)]
             if candidates:
                 target = group_of[id(max(candidates, key=lambda a: position[id(a)]))]
         if target is None:

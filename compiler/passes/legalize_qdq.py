@@ -11,7 +11,9 @@ dequantized int8 tensors and its weights dequantized int8 constants:
 M = double(s_x)·double(s_w[c]) / double(s_out) per output channel (never the bias scale; QUANT.md),
 encoded as Q31 multiplier + shift at compile time. Pools, reshapes, transposes and concat move to
 int8 unchanged when the scales agree (else an explicit requantize); add and mul use the TFLite
-arithmetic; softmax has its own int8 op; other unary float ops become 256-entry lookup tables.
+arithmetic; softmax and layer norm have their own int8 ops (layer norm's exact arithmetic:
+ops/norm.py); a matmul of two activations becomes qnn.batch_matmul + one requantize; other unary
+float ops (gelu, erf, sigmoid ...) become 256-entry lookup tables.
 A float op with no int8 form stays float and a warning names it. Dequantized constants that remain
 (weights of float ops, as in hybrid models) are folded into float constants.
 """
@@ -26,7 +28,7 @@ from ..errors import TinyfuseError
 from ..ir import Call, Constant, Expr, IRModule, call, get_op, rewrite, users
 
 ACTIVATIONS = ("nn.relu", "clip")
-LUT_OPS = ("sigmoid", "tanh", "hard_sigmoid", "hard_swish", "nn.leaky_relu")
+LUT_OPS = ("sigmoid", "tanh", "hard_sigmoid", "hard_swish", "nn.leaky_relu", "nn.gelu", "erf")
 MOVE_OPS = ("reshape", "transpose", "nn.max_pool2d")
 
 
@@ -58,6 +60,27 @@ def _dq_const(e: Expr):
             return None
         return e.args[0].value, np.asarray(e.attrs["scale"], np.float32).reshape(-1), e.attrs["axis"]
     return None
+
+
+def _dq_qconst(e: Expr):
+    """(Constant, scale, zero_point) if e = dequantize(int8 Constant) per tensor, any zero point (a
+    constant operand of add/mul, e.g. a bias quantized as an activation)."""
+    if _is(e, "qnn.dequantize") and isinstance(e.args[0], Constant) and e.args[0].ty.dtype == "int8":
+        s, z = _scalar(e.attrs["scale"]), _scalar(e.attrs["zero_point"])
+        if s is not None and z is not None:
+            return e.args[0], float(np.float32(s)), int(z)
+    return None
+
+
+def _const_eval(e: Expr):
+    """The value of an expression whose leaves are all Constants (e.g. dequantize(Constant)), else None."""
+    from ..ir import Function, Var, post_order
+    from ..ir.interpreter import evaluate
+    if isinstance(e, Constant):
+        return e.value
+    if any(isinstance(n, Var) for n in post_order(e)):
+        return None
+    return evaluate(Function((), e), [])[0]
 
 
 def _clamp(y: Expr, acts: list[Call], scale: float, zp: int) -> Expr:
@@ -131,10 +154,18 @@ class _Legalizer:
             return x if (s, z) == (s_out, z_out) else _requantize(x, s / s_out, z, z_out, self.rounding)
         if _is(y, "add") and _is(y.args[0], "nn.conv2d", "nn.matmul") and _dq_const(y.args[1]) is not None:
             return self.anchor(y.args[0], y.args[1], s_out, z_out)
+        if _is(y, "nn.matmul") and _dq_tensor(y.args[1]) is not None:      # activation × activation
+            return self.batch_matmul(y, s_out, z_out)
         if _is(y, "nn.conv2d", "nn.matmul"):
             return self.anchor(y, None, s_out, z_out)
+        if _is(y, "nn.layer_norm"):
+            return self.layer_norm(y, s_out, z_out)
         if _is(y, "add", "multiply"):
             return self.binary(y, s_out, z_out)
+        if _is(y, "nn.avg_pool2d") and _dq_tensor(y.args[0]) is not None:
+            pooled = self.avg_pool_as_conv(y, s_out, z_out)
+            if pooled is not None:
+                return pooled
         if _is(y, *MOVE_OPS, "nn.avg_pool2d"):
             t = _dq_tensor(y.args[0])
             if t is None:
@@ -152,14 +183,15 @@ class _Legalizer:
             ins = [x if (s, z) == (s_out, z_out) else _requantize(x, s / s_out, z, z_out, self.rounding)
                    for x, s, z in parts]
             return call("concatenate", *ins, span=y.span, **y.attrs)
-        if _is(y, "nn.pad"):               # the padding value is real 0 → quantized in the input's scale
-            t = _dq_tensor(y.args[0])
-            if t is None:
+        if _is(y, "nn.pad"):               # requantize first, then pad with the value quantized in the output's
+            t = _dq_tensor(y.args[0])      # scale: a value outside the input's range (a real 0.5 after a tiny
+            if t is None:                  # activation) would saturate in the input's scale
                 return None
             x, s, z = t
-            value = int(quant.saturate(quant.round_half_away(y.attrs["pad_value"] / s) + z))
-            padded = call("nn.pad", x, span=y.span, **{**y.attrs, "pad_value": value})
-            return padded if (s, z) == (s_out, z_out) else _requantize(padded, s / s_out, z, z_out, self.rounding)
+            if (s, z) != (s_out, z_out):
+                x = _requantize(x, s / s_out, z, z_out, self.rounding)
+            value = int(quant.saturate(quant.round_half_away(y.attrs["pad_value"] / s_out) + z_out))
+            return call("nn.pad", x, span=y.span, **{**y.attrs, "pad_value": value})
         if _is(y, "nn.softmax"):
             t = _dq_tensor(y.args[0])
             if t is None:
@@ -177,6 +209,27 @@ class _Legalizer:
             table = quant.saturate(quant.round_half_away(f / s_out) + z_out)
             return call("qnn.lut", x, table=table, span=y.span)
         return None
+
+    def avg_pool_as_conv(self, y: Call, s_out: float, z_out: int):
+        """An average pool whose output scale differs from its input's (or that counts the padding):
+        Σ(x − z) over the window as a depthwise qnn.conv2d of ones, then one requantize by
+        s / (s_out · count), TFLM MEAN's arithmetic. (Rounding to the input scale first and
+        requantizing after, as TFLM's same-scale AVERAGE_POOL does, is off by several LSB once
+        s / s_out is large, e.g. a global pool.) Only for windows that all count the same taps."""
+        x, s, z = _dq_tensor(y.args[0])
+        a = y.attrs
+        (kh, kw), (sh, sw), (pt, pl, pb, pr) = a["pool_size"], a["strides"], a["padding"]
+        padded = any(a["padding"])
+        if ((s, z) == (s_out, z_out) and not (a["count_include_pad"] and padded)) or a.get("layout", "NCHW") != "NCHW" \
+                or (padded and not a["count_include_pad"]):
+            return None
+        n, c, h, w = x.ty.shape
+        if y.ty.shape[2:] != ((h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1):   # a ceil_mode tail
+            return None
+        acc = call("qnn.conv2d", x, Constant(np.ones((c, 1, kh, kw), np.int8)), input_zero_point=z, strides=(sh, sw),
+                   padding=(pt, pl, pb, pr), dilation=(1, 1), groups=c, span=y.span)
+        return _requantize(acc, np.full(c, np.float64(s) / (np.float64(s_out) * kh * kw)), 0, z_out, self.rounding,
+                           (1, c, 1, 1))
 
     def anchor(self, op: Call, bias: Expr | None, s_out: float, z_out: int):
         t, w = _dq_tensor(op.args[0]), _dq_const(op.args[1])
@@ -214,8 +267,11 @@ class _Legalizer:
             if t is None:
                 c = _dq_const(a)
                 if c is None or c[0].dtype != np.int8 or c[1].size != 1 or np.asarray(a.attrs.get("zero_point", 0)).size != 1:
-                    return None
-                t = (Constant(c[0]), float(c[1][0]), 0)
+                    t = _dq_qconst(a)
+                    if t is None:
+                        return None
+                else:
+                    t = (Constant(c[0]), float(c[1][0]), 0)
             ops.append(t)
         (a, sa, za), (b, sb, zb) = ops
         if y.op == "add":
@@ -224,6 +280,33 @@ class _Legalizer:
         m, sh = quant.quantize_multiplier(np.float64(sa) * np.float64(sb) / s_out)
         return call("qnn.mul", a, b, a_zero_point=za, b_zero_point=zb, out_zero_point=z_out, multiplier=m,
                     shift=sh, span=y.span)
+
+
+    def batch_matmul(self, y: Call, s_out: float, z_out: int):
+        """activation × activation (attention's Q·Kᵀ, P·V): qnn.batch_matmul, then one requantize by
+        double(s_a)·double(s_b)/double(s_out) (TFLM BATCH_MATMUL)."""
+        ta, tb = _dq_tensor(y.args[0]), _dq_tensor(y.args[1])
+        if ta is None or tb is None or y.args[0].ty.ndim < 2:
+            return None
+        (a, sa, za), (b, sb, zb) = ta, tb
+        acc = call("qnn.batch_matmul", a, b, a_zero_point=za, b_zero_point=zb, span=y.span)
+        return _requantize(acc, np.float64(sa) * np.float64(sb) / np.float64(s_out), 0, z_out, self.rounding)
+
+    def layer_norm(self, y: Call, s_out: float, z_out: int):
+        """qnn.layer_norm (its arithmetic: compiler/ops/norm.py) when x is a dequantized int8 tensor and
+        scale and bias are constants; gamma/s_out and beta/s_out become float32 [L] tables."""
+        t, gamma, beta = _dq_tensor(y.args[0]), _const_eval(y.args[1]), _const_eval(y.args[2])
+        if t is None or gamma is None or beta is None:
+            return None
+        x, s, z = t
+        axis = y.attrs["axis"]
+        norm = x.ty.shape[axis:]
+        length = int(np.prod(norm))
+        g, b = ((np.broadcast_to(v.astype(np.float64), norm).reshape(-1) / np.float64(s_out)).astype(np.float32)
+                for v in (gamma, beta))
+        eps = float(np.float32(y.attrs["epsilon"]))
+        return call("qnn.layer_norm", x, Constant(g), Constant(b), axis=axis, scale=s, scale_sq=s * s,
+                    eps_l2=eps * length * length, in_zero_point=z, out_zero_point=z_out, span=y.span)
 
 
 def fold_dequantized_constants(mod: IRModule) -> IRModule:

@@ -9,12 +9,16 @@ from pathlib import Path
 from ..errors import TinyfuseError
 from ..ir import IRModule
 from ..ir.printer import astext
+from .check_overflow import check_overflow
 from .convert_layout import convert_layout
 from .eliminate_dead_code import eliminate_dead_code
 from .fold_batchnorm import fold_batchnorm
 from .fold_constant import fold_constant
+from .fold_views import fold_views
+from .fuse_horizontal import fuse_horizontal
 from .fuse_ops import fuse_ops
 from .legalize_qdq import legalize_qdq
+from .poly_fuse import poly_fuse
 
 PASSES = [
     ("fold_constant", partial(fold_constant, keep_dequantize=True)),  # all-constant subgraphs
@@ -23,16 +27,22 @@ PASSES = [
     ("convert_layout", convert_layout),            # NCHW → NHWC inside, I/O layout kept
     ("eliminate_dead_code", eliminate_dead_code),  # no-op reshapes/transposes/clips
     ("fold_constant", fold_constant),              # constants made by the passes above
+    ("fuse_horizontal", fuse_horizontal),          # siblings on one input (Q/K/V) → one horizontal op
+    ("fold_views", fold_views),                    # head split/merge as index maps of batched matmuls
     ("fuse_ops", fuse_ops),                        # anchor + epilogue groups → Primitive Functions
+    ("check_overflow", check_overflow),            # int32 accumulators provably in range, else a warning
+    ("poly_fuse", poly_fuse),                      # conv groups → line-buffered chains where the arena drops
 ]
 PASS_NAMES = sorted({n for n, _ in PASSES})
 
 
 def run_pipeline(mod: IRModule, disabled=(), dump_dir: str | Path | None = None,
-                 timings: dict | None = None, rounding: str = "double") -> IRModule:
+                 timings: dict | None = None, rounding: str = "double", target=None,
+                 scratch_bytes: int | None = None) -> IRModule:
     """Run PASSES in order except those named in ``disabled``. fuse_ops, when disabled, still wraps
     each op in its own kernel Function (lowering needs that form). ``rounding`` ('double', TFLM's
-    default, or 'single') is the requantization rounding legalize_qdq bakes into int8 kernels."""
+    default, or 'single') is the requantization rounding legalize_qdq bakes into int8 kernels.
+    ``target`` and ``scratch_bytes`` (default: the target's) steer poly_fuse."""
     if rounding not in ("double", "single"):
         raise TinyfuseError(f"--rounding must be 'double' or 'single', got '{rounding}'")
     unknown = set(disabled) - set(PASS_NAMES)
@@ -49,6 +59,8 @@ def run_pipeline(mod: IRModule, disabled=(), dump_dir: str | Path | None = None,
             continue
         elif name == "legalize_qdq":
             mod = legalize_qdq(mod, rounding=rounding)
+        elif name == "poly_fuse":
+            mod = poly_fuse(mod, target=target, scratch_bytes=scratch_bytes)
         else:
             mod = fn(mod)
         if timings is not None:

@@ -12,7 +12,7 @@ in (the linker decides: region overflow or too little RAM left for the stack), s
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import TinyfuseError
@@ -60,6 +60,8 @@ class Target:
     dsp: bool = False
     mve: bool = False
     fpu: bool = False
+    peak_macs_per_cycle: float = 1.0     # int8 MACs per cycle the core can issue (roofline, cost model)
+    sram_bytes_per_cycle: float = 4.0    # SRAM bytes per cycle (one 32-bit access)
 
     @property
     def is_host(self) -> bool:
@@ -134,6 +136,16 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
 )}
 
 
+# Roofline data (cost model, ``tinyfuse report``), int8 MACs and SRAM bytes per cycle, from the cores'
+# pipelines: M0/M0+ and RV32IMAC multiply then add, M3 a 2-cycle MLA (1 MAC per 2 cycles); M4/M33 SMLAD (2 16x16 MACs per cycle); M7 dual-issue SMLAD with 64-bit
+# loads; M55 Helium VMLADAVA.S8 on two beats (8 per cycle) with 64-bit SRAM beats; host: a nominal
+# 128-bit SIMD core.
+_PEAKS = {"host": (32.0, 32.0), "cortex-m0": (0.5, 4.0), "cortex-m3": (0.5, 4.0), "cortex-m4": (2.0, 4.0),
+          "cortex-m7": (4.0, 8.0), "cortex-m33": (2.0, 4.0), "cortex-m55": (8.0, 8.0), "rv32imac": (0.5, 4.0)}
+TARGETS = {n: replace(t, peak_macs_per_cycle=_PEAKS[n][0], sram_bytes_per_cycle=_PEAKS[n][1]) if n in _PEAKS else t
+           for n, t in TARGETS.items()}
+
+
 def get_target(target: str | Target) -> Target:
     """The Target named ``target`` (a Target passes through); TinyfuseError listing the names if unknown."""
     if isinstance(target, Target):
@@ -141,6 +153,21 @@ def get_target(target: str | Target) -> Target:
     if target not in TARGETS:
         raise TinyfuseError(f"unknown target '{target}'; available: {', '.join(TARGETS)}")
     return TARGETS[target]
+
+
+def check_fits(result, target: str | Target) -> None:
+    """TinyfuseError when a compiled model fits no board of ``target``: its arena (activations, input
+    and output) in the board's RAM and its weights in the board's flash. Host has no limit."""
+    t = get_target(target)
+    if t.is_host:
+        return
+    if any(result.arena_bytes <= b.ram_bytes and result.weights_bytes <= b.flash_bytes for b in t.boards):
+        return
+    big = max(t.boards, key=lambda b: (b.ram_bytes, b.flash_bytes))
+    raise TinyfuseError(f"model '{result.name}' needs {result.arena_bytes} bytes of RAM for its arena and "
+                        f"{result.weights_bytes} bytes of flash for its weights; the largest {t.name} board "
+                        f"({big.name}) has {big.ram_bytes} bytes of RAM and {big.flash_bytes} bytes of flash: "
+                        "choose a larger target or a smaller model")
 
 
 _SECTION_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._$")
@@ -170,4 +197,4 @@ class Placement:
             raise TinyfuseError(f"--align {self.align}: must be a power of two >= 4")
 
 
-__all__ = ["Board", "Placement", "Target", "TARGETS", "BOARDS_DIR", "RUNTIME_DIR", "get_target"]
+__all__ = ["Board", "Placement", "Target", "TARGETS", "BOARDS_DIR", "RUNTIME_DIR", "check_fits", "get_target"]

@@ -3,6 +3,7 @@ exactly one stderr line starting with ``error:`` that names the node, op type an
 is involved) and the offending shape or attribute, and no output directory."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -31,6 +32,14 @@ def good_model() -> bytes:
     w = np.random.default_rng(0).standard_normal((8, 3, 3, 3)).astype(np.float32)
     return model_bytes([N("Conv", ["X", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]), N("Relu", ["c"], ["Y"])],
                        {"X": [1, 3, 8, 8]}, inits={"W": w})
+
+
+def initializer_dims_lie() -> bytes:
+    """good_model with its weight's dims claiming 2^31 x 3 x 3 x 3 elements it does not hold."""
+    import onnx
+    m = onnx.load_from_string(good_model())
+    m.graph.initializer[0].dims[0] = 2**31
+    return m.SerializeToString()
 
 
 W4 = np.ones((4, 2, 3, 3), np.float32)
@@ -108,17 +117,45 @@ BAD = {
                              inits={"p": np.array([0, 0, 0, 2**40, 0, 0, 0, 0], np.int64)}),
                  ["node 'pad' (Pad, opset 13)", "bytes"]),
     "unknown_elem_type": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": (77, [2, 3])}), ["input 'X'", "code 77"]),
+    "cyclic_graph": (model_bytes([N("Relu", ["b"], ["a"], name="r1"), N("Relu", ["a"], ["b"], name="r2"),
+                                  N("Add", ["X", "a"], ["Y"], name="add")], X4),
+                     ["node 'r1' (Relu, opset 13)", "input 'b'", "topologically sorted"]),
+    "conv_too_few_inputs": (model_bytes([N("Conv", ["X"], ["Y"], name="c")], X4),
+                            ["node 'c' (Conv, opset 13)", "input size 1"]),
+    "op_newer_than_opset": (model_bytes([N("Gelu", ["X"], ["Y"], name="g")], X4),
+                            ["node 'g' (Gelu, opset 13)", "not defined in ai.onnx opset 13", "opset 20"]),
+    "zero_size_input": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": [1, 0, 4]}),
+                        ["input 'X'", "empty dimension", "[1, 0, 4]"]),
+    "zero_size_initializer": (model_bytes([N("Add", ["X", "B"], ["Y"], name="a")], {"X": [2, 3]},
+                                          inits={"B": np.zeros((0,), np.float32)}),
+                              ["node 'a' (Add, opset 13)", "[2, 3]", "[0]"]),
+    "conv_stride_0": (model_bytes([N("Conv", ["X", "W"], ["Y"], name="c", strides=[0, 1])], X4, inits={"W": W4}),
+                      ["node 'c' (Conv, opset 13)", "strides [0, 1]", "positive"]),
+    "conv_dilation_0": (model_bytes([N("Conv", ["X", "W"], ["Y"], name="c", dilations=[1, 0])], X4, inits={"W": W4}),
+                        ["node 'c' (Conv, opset 13)", "dilations [1, 0]", "positive"]),
+    "conv_group_0": (model_bytes([N("Conv", ["X", "W"], ["Y"], name="c", group=0)], X4, inits={"W": W4}),
+                     ["node 'c' (Conv, opset 13)", "group 0"]),
+    "pool_kernel_0": (model_bytes([N("MaxPool", ["X"], ["Y"], name="mp", kernel_shape=[0, 2])], X4),
+                      ["node 'mp' (MaxPool, opset 13)", "kernel_shape [0, 2]", "positive"]),
+    "input_2p31_elements": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": [2**31]}),
+                            ["input 'X'", "[2147483648]", "bytes"]),
+    "reshape_2p31_elements": (model_bytes([N("Reshape", ["X", "s"], ["Y"], name="r")], X4,
+                                          inits={"s": np.array([2**31, -1], np.int64)}),
+                              ["node 'r' (Reshape, opset 13)", "[2147483648, -1]"]),
+    "axis_2p40": (model_bytes([N("Softmax", ["X"], ["Y"], name="sm", axis=2**40)], X4),
+                  ["node 'sm' (Softmax, opset 13)", "axis 1099511627776"]),
+    "initializer_dims_lie": (initializer_dims_lie(), ["initializer 'W'", "[2147483648, 3, 3, 3]", "damaged"]),
     "not_protobuf": (b"this is a text file, not an ONNX model\n", ["not a valid ONNX file"]),
     "random_bytes": (np.random.default_rng(1).integers(0, 256, 4000, dtype=np.uint8).tobytes(), ["ONNX"]),
     "empty_file": (b"", ["no nodes"]),
 }
 
 
-def compile_error(tmp_path, capsys, data: bytes) -> str:
+def compile_error(tmp_path, capsys, data: bytes, *options: str) -> str:
     path = tmp_path / "bad.onnx"
     path.write_bytes(data)
     out = tmp_path / "out"
-    rc = main(["compile", str(path), "-o", str(out)])
+    rc = main(["compile", str(path), "-o", str(out), *options])
     captured = capsys.readouterr()
     lines = captured.err.splitlines()
     assert rc == 2, (rc, captured.err)
@@ -148,6 +185,28 @@ def test_good_model_compiles(tmp_path, capsys):
     path.write_bytes(good_model())
     assert main(["compile", str(path), "-o", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "good.c").exists() and capsys.readouterr().err == ""
+
+
+def test_unused_domain_import_is_fine(tmp_path, capsys):
+    """A model may import a domain (at any version) none of its nodes uses."""
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model_bytes([N("Relu", ["X"], ["Y"])], X4, domain_opsets=[("com.example.future", 1000)]))
+    assert main(["compile", str(path), "-o", str(tmp_path / "out")]) == 0 and capsys.readouterr().err == ""
+
+
+def test_model_too_large_for_target(tmp_path, capsys):
+    """cortex-m0's largest board (MPS2 AN385) has 4 MiB of RAM: a 4.2 MB activation cannot fit. The
+    same model compiles for host, and a small one for cortex-m0."""
+    big = model_bytes([N("Relu", ["X"], ["Y"])], {"X": [1, 1100 * 1000]})
+    line = compile_error(tmp_path, capsys, big, "--target", "cortex-m0")
+    for f in ("bytes of RAM for its arena", "cortex-m0", "mps2-an385", "4194304 bytes of RAM"):
+        assert f in line, f"{f!r} not in {line!r}"
+    assert int(re.search(r"needs (\d+) bytes of RAM", line).group(1)) >= 4_400_000
+    (tmp_path / "bad.onnx").unlink()
+    small = tmp_path / "small.onnx"
+    small.write_bytes(good_model())
+    assert main(["compile", str(small), "-o", str(tmp_path / "m0"), "--target", "cortex-m0"]) == 0
+    assert main(["compile", str(tmp_path / "small.onnx"), "-o", str(tmp_path / "host")]) == 0
 
 
 def test_cli_process_exit_code(tmp_path):

@@ -6,31 +6,33 @@
 
 #include <stdint.h>
 
-/* SaturatingRoundingDoublingHighMul(a, b): (a*b + nudge) / 2^31 rounded to nearest, saturating. */
+/* SaturatingRoundingDoublingHighMul(a, b): (a*b + nudge) / 2^31 rounded to nearest, saturating.
+ * TFLM's nudge (1 - 2^30 for a negative product, then truncation toward zero) equals a floor shift
+ * of a*b + 2^30 (CMSIS-NN arm_nn_doubling_high_mult_no_sat): one SMLAL on Arm. */
 static inline int32_t tf_srdhm(int32_t a, int32_t b)
 {
-  int64_t ab, nudge;
   if (a == b && a == INT32_MIN) return INT32_MAX;
-  ab = (int64_t)a * (int64_t)b;
-  nudge = ab >= 0 ? (1LL << 30) : (1LL - (1LL << 30));
-  return (int32_t)((ab + nudge) / (1LL << 31));   /* C division truncates toward zero */
+  return (int32_t)(((int64_t)a * (int64_t)b + (1LL << 30)) >> 31);
 }
 
-/* RoundingDivideByPOT(x, e): x / 2^e, halves away from zero. */
+/* RoundingDivideByPOT(x, e), 0 <= e <= 31: x / 2^e, halves away from zero. */
 static inline int32_t tf_rdbp(int32_t x, int32_t e)
 {
-  const int32_t mask = (int32_t)((1LL << e) - 1);
+  const int32_t mask = (int32_t)((1u << e) - 1u);
   const int32_t rem = x & mask;
-  const int32_t thr = (mask >> 1) + (x < 0 ? 1 : 0);
+  const int32_t thr = (mask >> 1) + (int32_t)((uint32_t)x >> 31);
   return (x >> e) + (rem > thr ? 1 : 0);
 }
 
-/* MultiplyByQuantizedMultiplier, double rounding (TFLM default): acc * m/2^31 * 2^shift. */
+/* MultiplyByQuantizedMultiplier, double rounding (TFLM default): acc * m/2^31 * 2^shift.
+ * m >= 0, as quantize_multiplier makes every multiplier, so the one saturating case of SRDHM
+ * (a == m == INT32_MIN) cannot occur and tf_srdhm's test is left out. */
 static inline int32_t tf_mbqm(int32_t acc, int32_t m, int32_t shift)
 {
   const int32_t left = shift > 0 ? shift : 0;
   const int32_t right = shift > 0 ? 0 : -shift;
-  return tf_rdbp(tf_srdhm((int32_t)((uint32_t)acc << left), m), right);
+  const int32_t a = (int32_t)((uint32_t)acc << left);
+  return tf_rdbp((int32_t)(((int64_t)a * (int64_t)m + (1LL << 30)) >> 31), right);
 }
 
 /* Single rounding: (acc*m + 2^(30-shift)) >> (31-shift) in 64 bits. */
@@ -42,7 +44,11 @@ static inline int32_t tf_mbqm_single(int32_t acc, int32_t m, int32_t shift)
 
 static inline int8_t tf_sat_i8(int32_t x)
 {
+#if defined(__ARM_FEATURE_SAT) && defined(__GNUC__)
+  return (int8_t)__builtin_arm_ssat(x, 8);       /* one SSAT (ARMv7-M and up; gcc and clang) */
+#else
   return (int8_t)(x < -128 ? -128 : x > 127 ? 127 : x);
+#endif
 }
 
 static inline uint8_t tf_sat_u8(int32_t x)

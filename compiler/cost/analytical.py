@@ -1,0 +1,149 @@
+"""A first analytical cost model for kernels and fused chains (one module; a learned model can
+replace it behind ``kernel_estimate`` / ``chain_estimate`` / ``decide``).
+
+Inputs
+  - per kernel: MACs, bytes moved (activations read + written, weights read), scratch bytes, its
+    family (``conv`` 3x3-like, ``dw`` depthwise, ``pw`` 1x1) and variant (``ref``, ``arm_dsp``, the
+    in-place kernels, ``fused_chain``);
+  - per fused chain: a ``linebuf.ChainPlan`` (MACs with recompute, line-buffer bytes, tile width);
+  - the target's peak MACs/cycle and SRAM bytes/cycle (``compiler.target.Target``) and its scratch
+    budget (``--scratch-bytes``).
+Outputs
+  - ``KernelEstimate``: instructions (MACs x instructions-per-MAC of that family and variant, plus
+    per-element epilogue and per-output-row loop overhead), roofline cycles
+    max(MACs / peak, bytes / bandwidth) and operational intensity MACs / byte;
+  - ``ChainEstimate``: the same for the fused kernel and for its members run unfused, the recompute
+    factor, scratch, an estimate of live registers per stage (spills above 13 on ARMv7-M);
+  - ``Decision``: fuse or not, and why.
+
+Instructions per MAC were measured with ``tinyfuse bench --target cortex-m4`` on the MLPerf Tiny
+models (KWS, ResNet-8); other targets scale by nothing (these are instruction counts, not cycles).
+The policy is memory first: fusion must lower the arena peak by at least ``MIN_GAIN`` (1%), fit
+the scratch budget and cost at most ``max_recompute`` extra MACs (10%); among fitting tile widths
+the widest (least recompute) wins.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# instructions per MAC by (family, variant): cortex-m4 measurements (qemu instruction counts)
+IPM = {
+    ("conv", "ref"): 7.4, ("dw", "ref"): 15.3, ("pw", "ref"): 6.6,
+    ("conv", "arm_dsp"): 2.4, ("dw", "arm_dsp"): 6.4, ("pw", "arm_dsp"): 1.9,
+    ("dw", "dw_plane"): 6.3, ("pw", "pixel_buffer"): 5.6, ("conv", "pixel_buffer"): 7.9,
+    ("dw", "pixel_buffer"): 14.0,
+    ("conv", "fused_chain"): 7.6, ("dw", "fused_chain"): 15.5, ("pw", "fused_chain"): 6.8,
+}
+EPILOGUE_INSNS = 14           # requantize + clamp + store of one output element
+ROW_OVERHEAD_INSNS = 12       # per output row per stage of a fused chain (step bookkeeping, ring slot)
+SPILL_REGS = 13               # r0-r12 on ARMv7-M/v8-M
+
+
+@dataclass(frozen=True)
+class KernelEstimate:
+    macs: int
+    bytes_moved: int
+    scratch: int
+    instructions: float
+    cycles: float             # roofline lower bound
+    intensity: float          # MACs per byte moved
+
+
+@dataclass(frozen=True)
+class ChainEstimate:
+    fused: KernelEstimate
+    unfused: KernelEstimate   # members as separate kernels
+    recompute: float          # fused MACs / unfused MACs
+    live_registers: int       # worst stage
+    tile_w: int
+    scratch: int
+
+    @property
+    def overhead(self) -> float:
+        """Extra instructions of the fused kernel, as a fraction of the unfused members'."""
+        return self.fused.instructions / self.unfused.instructions - 1 if self.unfused.instructions else 0.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    fuse: bool
+    reason: str
+
+
+def family(geo) -> str:
+    """conv | dw | pw of a ``ConvGeom``."""
+    if geo.KH == geo.KW == 1:
+        return "pw"
+    return "dw" if geo.depthwise else "conv"
+
+
+def ipm(fam: str, variant: str) -> float:
+    key = (fam, variant if (fam, variant) in IPM else "ref")
+    return IPM[key]
+
+
+def kernel_estimate(fam: str, macs: int, bytes_moved: int, outputs: int, scratch: int = 0,
+                    variant: str = "ref", target=None) -> KernelEstimate:
+    insns = macs * ipm(fam, variant) + outputs * EPILOGUE_INSNS
+    peak = getattr(target, "peak_macs_per_cycle", 1.0) or 1.0
+    bw = getattr(target, "sram_bytes_per_cycle", 4.0) or 4.0
+    cycles = max(macs / peak, bytes_moved / bw)
+    return KernelEstimate(macs, bytes_moved, scratch, insns, cycles, macs / bytes_moved if bytes_moved else 0.0)
+
+
+def conv_bytes(geo, weights: bool = True) -> int:
+    """Activation bytes read (each input element once per tap row it feeds) and written, + weights."""
+    reads = geo.OH * geo.OW * geo.K * geo.KH * geo.KW * geo.Cg if geo.depthwise else \
+        geo.OH * geo.OW * geo.KH * geo.KW * geo.C
+    w = geo.K * geo.KH * geo.KW * geo.Cg if weights else 0
+    return reads + geo.out_bytes + w
+
+
+def chain_estimate(plan, target=None, unfused_variant: str = "ref") -> ChainEstimate:
+    """Fused vs unfused estimate of a ``linebuf.ChainPlan``."""
+    fused_insns = unf_insns = 0.0
+    fused_bytes = unf_bytes = 0
+    regs = 0
+    for i, st in enumerate(plan.stages):
+        g = st.geo
+        fam = family(g)
+        evals = plan.evaluations[i]
+        macs_i = evals * g.KH * g.KW * g.Cg
+        fused_insns += macs_i * ipm(fam, "fused_chain") + evals * EPILOGUE_INSNS
+        fused_insns += plan.ntiles * g.OH * ROW_OVERHEAD_INSNS
+        unf_insns += g.macs * ipm(fam, unfused_variant) + g.out_bytes * EPILOGUE_INSNS
+        b = conv_bytes(g)
+        fused_bytes += b * evals // max(g.out_bytes, 1)
+        unf_bytes += b
+        # acc, source and weight pointers, 6 loop counters, ring slot/origin, out pointer
+        regs = max(regs, 11 + (1 if st.src[0] == "stage" else 0) + len(st.extras) + len(st.param_reads))
+    if regs > SPILL_REGS:
+        fused_insns *= 1.05
+    outs = sum(plan.evaluations)
+    fused = KernelEstimate(plan.macs, fused_bytes, plan.scratch_bytes, fused_insns,
+                           max(plan.macs / getattr(target, "peak_macs_per_cycle", 1.0),
+                               fused_bytes / getattr(target, "sram_bytes_per_cycle", 4.0)),
+                           plan.macs / fused_bytes if fused_bytes else 0.0)
+    unfused = KernelEstimate(plan.macs_unfused, unf_bytes, 0, unf_insns,
+                             max(plan.macs_unfused / getattr(target, "peak_macs_per_cycle", 1.0),
+                                 unf_bytes / getattr(target, "sram_bytes_per_cycle", 4.0)),
+                             plan.macs_unfused / unf_bytes if unf_bytes else 0.0)
+    del outs
+    return ChainEstimate(fused, unfused, plan.recompute, regs, plan.tile_w, plan.scratch_bytes)
+
+
+MIN_GAIN = 0.01               # a fusion must lower the arena peak by at least 1% (and 64 bytes)
+
+
+def decide(est: ChainEstimate, peak_before: int, peak_after: int, scratch_budget: int,
+           max_recompute: float = 1.10, min_gain: float = MIN_GAIN) -> Decision:
+    """Memory-first fusion policy (module doc)."""
+    if est.scratch > scratch_budget:
+        return Decision(False, f"working set {est.scratch} B exceeds the scratch budget {scratch_budget} B")
+    if est.recompute > max_recompute:
+        return Decision(False, f"recompute x{est.recompute:.3f} exceeds x{max_recompute:.2f}")
+    if peak_before - peak_after < max(64, min_gain * peak_before):
+        return Decision(False, f"arena peak {peak_before} B -> {peak_after} B: gain below "
+                               f"{min_gain:.0%} (fusion costs instructions, see the estimate)")
+    return Decision(True, f"arena peak {peak_before} B -> {peak_after} B, recompute x{est.recompute:.3f}, "
+                          f"~{est.overhead:+.0%} instructions")

@@ -1,0 +1,390 @@
+"""TFLite flatbuffer → IRModule.
+
+Reads the .tflite with the schema bindings that ship in the ``tflite-micro`` package (flatbuffers
+object API, ``ModelT.InitFromPackedBuf``) and emits the IR the ONNX frontend emits for the tf2onnx
+twin of the same model, so both reach the same int8 kernels:
+
+- tensors keep TFLite's layout (NHWC) and dtypes; conv, depthwise and pools run in NCHW between
+  transposes that ``convert_layout`` cancels (the model's I/O stays NHWC);
+- int8 ops are written in QDQ form, ``quantize(op(dequantize(x), dequantize(W)) + dequantize(B))``,
+  weights as ``qnn.dequantize(int8 Constant)`` with their per-channel scales, bias as
+  ``qnn.dequantize(int32 Constant)``; ``legalize_qdq`` turns that into TFLM's integer kernels;
+- where TFLM's int8 arithmetic is not what the QDQ pattern means, the qnn ops are emitted directly
+  with TFLM's parameters (see ``tflite_int8``): fused activations (clamps from
+  CalculateActivationRangeQuantized), MEAN, SUB, HARD_SWISH and LEAKY_RELU, and the ops TFLM runs
+  on raw bytes without rescaling (RESHAPE, SQUEEZE, TRANSPOSE, PAD, MAX_POOL_2D, AVERAGE_POOL_2D).
+
+Hybrid models (float activations, int8 weights) run in float with the weights dequantized at
+compile time. Errors are one-line :class:`TinyfuseError` naming the operator index, its op and
+version and the tensor shapes. This file reads the model and holds the shared helpers; the
+converters are in ``tflite_ops.py``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .. import ops  # noqa: F401  (registers the ops)
+from ..errors import TinyfuseError
+from ..ir import Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call
+from ..ir.types import C_TYPES
+from . import tflite_int8 as i8
+from .onnx import check_size, first_line, own_buffers, sanitize
+
+try:
+    from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as S
+except ImportError:  # pragma: no cover - a declared dependency
+    S = None
+
+TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
+DTYPES = {} if S is None else {
+    S.TensorType.FLOAT32: "float32", S.TensorType.FLOAT16: "float16", S.TensorType.INT8: "int8",
+    S.TensorType.UINT8: "uint8", S.TensorType.INT16: "int16", S.TensorType.INT32: "int32",
+    S.TensorType.INT64: "int64", S.TensorType.BOOL: "bool"}
+
+
+def _names(enum) -> dict[int, str]:
+    return {v: k for k, v in vars(enum).items() if not k.startswith("_")}
+
+
+def _schema():
+    if S is None:
+        raise TinyfuseError("reading .tflite files needs the tflite-micro package: pip install tflite-micro")
+    return S
+
+
+# ----------------------------------------------------------------------------------------- tensors and operators
+
+@dataclass
+class Tensor:
+    """One subgraph tensor: static shape, dtype (numpy name), quantization, constant data."""
+
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    scale: np.ndarray | None = None        # float32, one per tensor or per channel along ``axis``
+    zero_point: np.ndarray | None = None   # int64
+    axis: int = 0
+    data: np.ndarray | None = None         # constant value (numpy, dtype and shape of the tensor)
+
+    @property
+    def quantized(self) -> bool:
+        return self.scale is not None
+
+    @property
+    def q(self) -> tuple[float, int]:
+        """(scale, zero_point) of a per-tensor quantized tensor."""
+        return float(self.scale[0]), int(self.zero_point[0])
+
+    def __str__(self) -> str:
+        return f"{list(self.shape)} {self.dtype}"
+
+
+@dataclass
+class Op:
+    """What a converter sees of one TFLite operator."""
+
+    index: int
+    name: str                 # BuiltinOperator name, e.g. CONV_2D
+    version: int
+    options: object           # the builtin options table (object API) or None
+    inputs: list[Tensor | None]
+    outputs: list[Tensor]
+
+    @property
+    def span(self) -> str:
+        return f"{self.name.lower()}_{self.index}"
+
+    def error(self, problem: str, hint: str = "") -> TinyfuseError:
+        ins = ", ".join(str(t) for t in self.inputs if t is not None)
+        msg = f"operator {self.index} ({self.name} v{self.version}, inputs {ins or 'none'}): {problem}"
+        return TinyfuseError(msg + (f"; {hint}" if hint else ""))
+
+    def opt(self, key: str, default=None):
+        return getattr(self.options, key, default) if self.options is not None else default
+
+
+CONVERTERS: dict[str, tuple[int, Callable]] = {}
+
+
+def converter(*names: str, max_version: int):
+    """Register a converter for TFLite builtin ops up to ``max_version`` (TFLite's op_version.cc
+    numbering; later versions mean semantics this converter does not know)."""
+    def deco(fn):
+        for n in names:
+            CONVERTERS[n] = (max_version, fn)
+        return fn
+    return deco
+
+
+# ----------------------------------------------------------------------------------------- reading the file
+
+def load_tflite(model: str | Path | bytes) -> bytes:
+    """The bytes of a .tflite file (or the bytes given), checked to be a TFLite flatbuffer."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        data, where = bytes(model), "model bytes"
+    else:
+        path = Path(model)
+        if not path.is_file():
+            raise TinyfuseError(f"{path}: no such file")
+        data, where = path.read_bytes(), str(path)
+    if len(data) < 8 or data[4:8] != b"TFL3":
+        raise TinyfuseError(f"{where}: not a TFLite flatbuffer (no 'TFL3' identifier; truncated or wrong file?)")
+    return data
+
+
+def _parse(data: bytes):
+    try:
+        return _schema().ModelT.InitFromPackedBuf(data, 0)
+    except TinyfuseError:
+        raise
+    except Exception as e:
+        raise TinyfuseError(f"the TFLite flatbuffer cannot be read ({type(e).__name__}: {first_line(e)}); "
+                            "the file is damaged") from None
+
+
+def _text(b) -> str:
+    s = b.decode("utf-8", "replace") if isinstance(b, bytes) else str(b or "")
+    return s if s.isprintable() else s.encode("unicode_escape").decode("ascii")
+
+
+def _tensor(model, data: bytes, t, index: int) -> Tensor:
+    names = _names(S.TensorType)
+    dtype = DTYPES.get(t.type, names.get(t.type, f"type {t.type}"))
+    shape = tuple(int(d) for d in (t.shape if t.shape is not None else ()))
+    out = Tensor(index, _text(t.name) or f"tensor_{index}", shape, dtype)
+    if t.isVariable:
+        raise TinyfuseError(f"tensor {index} '{out.name}' {out} is a variable (state) tensor; tinyfuse compiles "
+                            "stateless models")
+    if t.sparsity is not None:
+        raise TinyfuseError(f"tensor {index} '{out.name}' {out} is sparse; tinyfuse needs dense weights")
+    q = t.quantization
+    if q is not None and q.scale is not None and len(q.scale):
+        out.scale = np.asarray(q.scale, np.float32).reshape(-1)
+        zp = q.zeroPoint if q.zeroPoint is not None and len(q.zeroPoint) else [0]
+        out.zero_point = np.broadcast_to(np.asarray(zp, np.int64).reshape(-1), out.scale.shape).copy()
+        out.axis = int(q.quantizedDimension)
+    buf = model.buffers[t.buffer] if 0 < t.buffer < len(model.buffers) else None
+    raw = None
+    if buf is not None and buf.offset > 1:             # large models keep buffers after the flatbuffer
+        raw = data[buf.offset:buf.offset + buf.size]
+    elif buf is not None and buf.data is not None and len(buf.data):
+        raw = np.asarray(buf.data, np.uint8).tobytes()
+    if raw is not None:
+        if dtype not in C_TYPES and dtype != "float16":
+            raise TinyfuseError(f"constant tensor {index} '{out.name}' has element type {dtype}; "
+                                "supported: float32, float16, int8, int32, int64")
+        count = math.prod(shape)
+        if len(raw) != count * np.dtype(dtype).itemsize:
+            raise TinyfuseError(f"constant tensor {index} '{out.name}' {out} holds {len(raw)} bytes; "
+                                "the file is damaged")
+        out.data = np.frombuffer(raw, dtype).reshape(shape).copy()
+    return out
+
+
+def _operator(model, tensors: list[Tensor], op, index: int) -> Op:
+    if not 0 <= op.opcodeIndex < len(model.operatorCodes):
+        raise TinyfuseError(f"operator {index}: opcode index {op.opcodeIndex} out of range; the file is damaged")
+    code = model.operatorCodes[op.opcodeIndex]
+    builtin = max(code.builtinCode, code.deprecatedBuiltinCode)
+    name = _names(S.BuiltinOperator).get(builtin, f"builtin {builtin}")
+    if name == "CUSTOM":
+        name = f"CUSTOM '{_text(code.customCode)}'"
+
+    def pick(i):
+        if i < 0:
+            return None
+        if i >= len(tensors):
+            raise TinyfuseError(f"operator {index} ({name}): tensor index {i} out of range; the file is damaged")
+        return tensors[i]
+    ins = [pick(i) for i in (op.inputs if op.inputs is not None else [])]
+    outs = [pick(i) for i in (op.outputs if op.outputs is not None else [])]
+    return Op(index, name, int(code.version), op.builtinOptions, ins, [t for t in outs if t is not None])
+
+
+# ----------------------------------------------------------------------------------------- the graph
+
+class Graph:
+    """The IR value of every tensor (in TFLite layout and dtype) while the operators are converted."""
+
+    def __init__(self, tensors: list[Tensor]):
+        self.tensors = tensors
+        self.env: dict[int, Expr] = {}
+
+    def value(self, t: Tensor) -> Expr:
+        """The tensor as it is: int8 stays int8, NHWC stays NHWC; constants become Constants."""
+        if t.index in self.env:
+            return self.env[t.index]
+        if t.data is not None:
+            data = t.data.astype(np.float32) if t.dtype == "float16" else t.data
+            self.env[t.index] = Constant(data, sanitize(t.name))
+            return self.env[t.index]
+        raise TinyfuseError(f"tensor {t.index} '{t.name}' {t} is read before any operator writes it "
+                            "(operators not in execution order?)")
+
+    def set(self, t: Tensor, e: Expr, op: Op) -> None:
+        if tuple(e.ty.shape) != t.shape or e.ty.dtype != t.dtype:
+            raise op.error(f"tinyfuse computes {list(e.ty.shape)} {e.ty.dtype} for output '{t.name}' {t}")
+        check_size(e.ty, f"tensor '{t.name}'")
+        self.env[t.index] = e
+
+
+def is_int8(t: Tensor) -> bool:
+    return t.dtype == "int8"
+
+
+def transpose(e: Expr, perm, span: str = "") -> Expr:
+    """transpose, or a reshape when only size-1 axes move (as the ONNX frontend does)."""
+    perm = tuple(perm)
+    moved = [a for a in perm if e.ty.shape[a] != 1]
+    if moved == sorted(moved):
+        return reshape(e, [e.ty.shape[a] for a in perm], span)
+    return call("transpose", e, axes=perm, span=span)
+
+
+def reshape(e: Expr, shape, span: str = "") -> Expr:
+    shape = tuple(int(d) for d in shape)
+    return e if shape == e.ty.shape else call("reshape", e, newshape=shape, span=span)
+
+
+def dequantize(e: Expr, t: Tensor, axis: int | None = None, op: Op | None = None) -> Expr:
+    """The real value of ``e`` (holding tensor ``t``, maybe transposed): ``qnn.dequantize`` for
+    quantized tensors, ``e`` itself for float ones."""
+    if not t.quantized or t.dtype in ("float32", "float16"):
+        return e
+    if t.scale.size > 1 and axis is None:
+        raise op.error(f"tensor '{t.name}' {t} is quantized per axis; tinyfuse needs per-tensor "
+                       "quantization of activations")
+    if t.scale.size > 1:
+        return call("qnn.dequantize", e, scale=t.scale.copy(), zero_point=t.zero_point.copy(), axis=axis)
+    return call("qnn.dequantize", e, scale=float(t.scale[0]), zero_point=int(t.zero_point[0]), axis=axis or 0)
+
+
+def real(g: Graph, t: Tensor, op: Op, perm=None) -> Expr:
+    """The float view of an activation, transposed by ``perm`` first (so the dequantize sits right
+    on the op it feeds, where legalize_qdq looks for it)."""
+    e = g.value(t)
+    if perm is not None:
+        e = transpose(e, perm, op.span)
+    return dequantize(e, t, op=op)
+
+
+def activation(y: Expr, out: Tensor, op: Op) -> Expr:
+    """The fused activation of ``op`` on its result ``y`` (float, or int8 after quantize)."""
+    act = _names(S.ActivationFunctionType).get(op.opt("fusedActivationFunction", 0), "?")
+    if act == "NONE":
+        return y
+    if is_int8(out):
+        if act not in i8.ACTIVATION_BOUNDS:
+            raise op.error(f"fused activation {act} on an int8 output is not supported")
+        lo, hi = i8.activation_range(act, *out.q)
+        return call("clip", y, a_min=lo, a_max=hi, span=op.span) if (lo, hi) != (-128, 127) else y
+    if act == "RELU":
+        return call("nn.relu", y, span=op.span)
+    if act in i8.ACTIVATION_BOUNDS:
+        a_min, a_max = i8.ACTIVATION_BOUNDS[act]
+        return call("clip", y, a_min=a_min, a_max=a_max, span=op.span)
+    if act == "TANH":
+        return call("tanh", y, span=op.span)
+    raise op.error(f"fused activation {act} is not supported")
+
+
+def finish(y: Expr, op: Op, perm=None) -> Expr:
+    """Quantize a float result to the int8 output (nothing for float outputs), apply the fused
+    activation, transpose back by ``perm``."""
+    out = op.outputs[0]
+    if is_int8(out):
+        y = call("qnn.quantize", y, scale=out.q[0], zero_point=out.q[1], axis=1, out_dtype="int8", span=op.span)
+    y = activation(y, out, op)
+    return transpose(y, perm, op.span) if perm is not None else y
+
+
+def check_types(op: Op, allowed=("float32", "int8")) -> None:
+    for t in [*op.inputs, *op.outputs]:
+        if t is None or t.data is not None:
+            continue
+        if t.dtype not in allowed:
+            hint = "tinyfuse runs int8 (TFLite int8 spec) and float32 models" + (
+                "; int16 activations (16x8 quantization) have no kernels" if t.dtype == "int16" else "")
+            raise op.error(f"tensor '{t.name}' {t} has element type {t.dtype}", hint)
+        if t.dtype == "int8" and not t.quantized:
+            raise op.error(f"int8 tensor '{t.name}' {t} has no quantization parameters")
+        if t.quantized and t.scale.size > 1:
+            raise op.error(f"activation tensor '{t.name}' {t} is quantized per axis; tinyfuse needs per-tensor "
+                           "quantization of activations")
+
+
+def constant(op: Op, t: Tensor | None, what: str) -> np.ndarray:
+    if t is None or t.data is None:
+        raise op.error(f"{what} must be a constant tensor")
+    return t.data
+
+
+# ----------------------------------------------------------------------------------------- the model
+
+def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
+    """Convert a .tflite (path or bytes) to an IRModule with the model's NHWC I/O and dtypes."""
+    _schema()
+    if not isinstance(model, (bytes, bytearray, memoryview)):
+        name = name or sanitize(Path(model).stem)
+    data = load_tflite(model)
+    m = _parse(data)
+    if not m.subgraphs:
+        raise TinyfuseError("the TFLite model has no subgraph (truncated or damaged file?)")
+    sg = m.subgraphs[0]
+    tensors = [_tensor(m, data, t, i) for i, t in enumerate(sg.tensors or [])]
+    g = Graph(tensors)
+    params = []
+    for i in sg.inputs if sg.inputs is not None else []:
+        t = tensors[i]
+        if t.dtype not in C_TYPES:       # float32 and int8 run; others are refused by their first operator
+            raise TinyfuseError(f"input '{t.name}' {t} has element type {t.dtype}; supported: float32, int8")
+        if not t.shape or min(t.shape) <= 0:
+            raise TinyfuseError(f"input '{t.name}' has shape {list(t.shape)}; tinyfuse needs static, non-empty shapes")
+        v = Var(t.name, TensorType(t.shape, t.dtype))
+        check_size(v.ty, f"input '{t.name}'")
+        params.append(v)
+        g.env[i] = v
+    operators = [_operator(m, tensors, op, k) for k, op in enumerate(sg.operators or [])]
+    if not operators:
+        raise TinyfuseError("the TFLite subgraph has no operators")
+    for op in operators:
+        convert_op(g, op)
+    outputs = []
+    for i in sg.outputs if sg.outputs is not None else []:
+        t = tensors[i]
+        if i not in g.env:
+            raise TinyfuseError(f"output '{t.name}' {t} is not computed by any operator")
+        outputs.append(g.env[i])
+    if not outputs:
+        raise TinyfuseError("the TFLite subgraph has no outputs")
+    outputs = own_buffers(outputs)
+    body = outputs[0] if len(outputs) == 1 else Tuple(tuple(outputs))
+    out_names = tuple(tensors[i].name for i in sg.outputs)
+    return IRModule(Function(tuple(params), body), sanitize(name or "model"), out_names)
+
+
+def convert_op(g: Graph, op: Op) -> None:
+    if op.name not in CONVERTERS:
+        raise op.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted(CONVERTERS))}")
+    max_version, fn = CONVERTERS[op.name]
+    if op.version > max_version:
+        raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
+    if not op.inputs or op.inputs[0] is None or len(op.outputs) != 1:
+        raise op.error(f"expects inputs and one output, got {len(op.inputs)} inputs, {len(op.outputs)} outputs")
+    check_types(op, ("float32", "int8", "float16") if op.name == "DEQUANTIZE" else ("float32", "int8"))
+    try:
+        y = fn(g, op)
+    except TinyfuseError as e:
+        if str(e).startswith("operator "):
+            raise
+        raise op.error(str(e)) from None
+    g.set(op.outputs[0], y, op)
+
+
+from . import tflite_ops  # noqa: E402,F401  (registers the converters)

@@ -1,0 +1,219 @@
+"""int8 conv2d (groups = 1) for Arm cores with SIMD: the arm_dsp (SMLAD) and arm_mve (Helium) variants
+of qnn.conv2d. Depthwise goes to depthwise_arm; other grouped convs stay on the portable kernel.
+
+isl builds the outer loop nest over output blocks (pixel pairs x channel pairs, plus the odd pixel and
+odd channel tails); the block bodies are the hand-written micro-kernels of
+codegen_templates/conv2d/arm_dsp.c.j2 and arm_mve.c.j2, and every output goes through the group's
+shared Epilogue. 1x1 stride-1 unpadded convs read the int8 input in place with the input offset folded
+into the accumulators' start values; every other conv goes through an im2col column in the arena
+scratch (int16 with the offset applied and 0 at padded taps for DSP; int8 padded with the zero point
+plus the folded offset for MVE), so padding stays exact.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..codegen.templates import template
+from ..ops.conv import Conv2D
+from ..poly import Statement, loops_to_c
+from . import variant
+from .kernel import Kernel, affine, flat_index
+from .simd import (HEADERS, check_flat_operands, check_int8_anchor, fold_offset, offset_fold, pad_k, require,
+                   swap_middle_pairs)
+
+
+@dataclass
+class ConvGeometry:
+    N: int
+    H: int
+    W: int
+    C: int
+    O: int
+    KH: int
+    KW: int
+    OH: int
+    OW: int
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    pt: int
+    pl: int
+    pb: int
+    pr: int
+    groups: int
+    offset: int             # input offset = -input_zero_point
+
+    @property
+    def K(self) -> int:
+        return self.KH * self.KW * self.C // self.groups
+
+    @property
+    def P(self) -> int:
+        return self.OH * self.OW
+
+    @property
+    def pointwise(self) -> bool:
+        """1x1, stride 1, no padding: output pixel p reads input pixel p, every tap is real."""
+        return (self.KH, self.KW, self.sh, self.sw, self.pt, self.pl, self.pb, self.pr) == (1, 1, 1, 1, 0, 0, 0, 0)
+
+
+def conv_geometry(anchor) -> ConvGeometry:
+    """The geometry of an int8 NHWC/OHWI qnn.conv2d; Unsupported for anything else."""
+    check_int8_anchor(anchor)
+    x, wt = anchor.args
+    a = anchor.attrs
+    require(a["data_layout"] == "NHWC" and a["kernel_layout"] == "OHWI",
+            f"layout {a['data_layout']}/{a['kernel_layout']}, not NHWC/OHWI")
+    (N, C, H, W), (O, _, KH, KW) = Conv2D.dims(x.ty, wt.ty, a)
+    OH, OW = anchor.ty.shape[1:3]
+    (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["strides"], a["dilation"], a["padding"]
+    return ConvGeometry(N, H, W, C, O, KH, KW, OH, OW, sh, sw, dh, dw, pt, pl, pb, pr, a["groups"],
+                        -a.get("input_zero_point", 0))
+
+
+def blocked_statements(N: int, P: int, O: int, col, block, store=None, order: str = "ascending") -> list[Statement]:
+    """isl statements over output blocks of 2 pixels x 2 channels (p flattened over OH*OW), with the
+    odd-pixel and odd-channel tails: col(n, p, npix) fills the scratch (None: no im2col),
+    block(n, p, o, npix, nch) computes one block, store(n, p, npix) (optional) runs after the last
+    channel block of a pixel pair. p and o are C expressions; p is the lower pixel of the pair.
+    ``order``: pixel pairs in ascending p (the odd pixel last), or descending (pixel 0 last)."""
+    PP, OP = P // 2, O // 2
+    stmts = []
+    pair = (f"0 <= n < {N} and 0 <= pp < {PP}", ("n", "pp"))
+    last = (f"0 <= n < {N}", ("n",))
+    down = order == "descending"
+    for (dom, dims), npix in ((pair, 2), (last, 1)):
+        if (npix == 2 and PP == 0) or (npix == 1 and P % 2 == 0):
+            continue
+        pos = "pp" if npix == 2 else str(PP)
+
+        def p_of(c, npix=npix):
+            if npix == 1:
+                return "0" if down else str(2 * PP)
+            return affine((c["pp"], -2), (str(P - 2), 1)) if down else affine((c["pp"], 2))
+        tag = "" if npix == 2 else "_t"
+        if col is not None:
+            stmts.append(Statement(f"S_col{tag}", dims, dom, ("n", pos, "0", "0"),
+                                   lambda p_of=p_of, npix=npix, **c: col(c["n"], p_of(c), npix)))
+        if OP:
+            stmts.append(Statement(f"S_blk{tag}", dims + ("op",), f"{dom} and 0 <= op < {OP}", ("n", pos, "1", "op"),
+                                   lambda p_of=p_of, npix=npix, **c:
+                                   block(c["n"], p_of(c), affine((c["op"], 2)), npix, 2)))
+        if O % 2:
+            stmts.append(Statement(f"S_blk1{tag}", dims, dom, ("n", pos, "2", "0"),
+                                   lambda p_of=p_of, npix=npix, **c: block(c["n"], p_of(c), str(O - 1), npix, 1)))
+        if store is not None:
+            stmts.append(Statement(f"S_store{tag}", dims, dom, ("n", pos, "3", "0"),
+                                   lambda p_of=p_of, npix=npix, **c: store(c["n"], p_of(c), npix)))
+    return stmts
+
+
+def block_outputs(epi, out_shape, n: str, p: str, o: str, npix: int, nch: int, tmp: str | None = None) -> list[tuple]:
+    """(accumulator, epilogue lines, value, destination) for each output of a block, NHWC flattened
+    as [n, 0, p, k] (check_flat_operands makes that exact for the epilogue operands). ``tmp``: the
+    in-place pixel buffer (2 pixels x O bytes) to write instead of the output."""
+    O = out_shape[-1]
+    outs = []
+    for i in range(npix):
+        for j in range(nch):
+            idx = [n, "0", affine((p, 1), (str(i), 1)), affine((o, 1), (str(j), 1))]
+            lines, value = epi.code(idx, acc=f"a{i}{j}")
+            dst = f"{tmp}[{affine((o, 1), (str(i * O + j), 1))}]" if tmp else f"out[{flat_index(out_shape, idx)}]"
+            outs.append((f"a{i}{j}", lines, value, dst))
+    return outs
+
+
+def inplace_buffer(g, fn, order, col_bytes: int):
+    """For a pixel-buffer in-place kernel (``order`` set): (C name of the 2-pixel output buffer in the
+    scratch after ``col_bytes`` of columns, its bytes, store(n, p, npix)). (None, 0, None) otherwise."""
+    if order is None:
+        return None, 0, None
+    require(g.N == 1 and fn.body.ty.dtype == "int8", "in place: batch 1, int8 output only")
+    base = -(-col_bytes // 4) * 4
+    tmp = f"((int8_t *)scratch + {base})" if base else "((int8_t *)scratch)"
+
+    def store(n, p, npix):
+        return f"memcpy(out + {affine((p, g.O))}, {tmp}, {npix * g.O});"
+    return tmp, base + 2 * g.O, store
+
+
+@variant("arm_dsp", "qnn.conv2d")
+def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
+    """``order``: run in place through a pixel buffer (lower_simd_inplace), pixels in that order."""
+    g = conv_geometry(anchor)
+    if g.groups != 1:
+        from .depthwise_arm import depthwise_dsp
+        return depthwise_dsp(fn, anchor, epi, pool, name, g, order)
+    out_shape = anchor.ty.shape
+    check_flat_operands(epi, out_shape, (1, 2))
+    wt = anchor.args[1].value.reshape(g.O, g.K)
+    t = template("conv2d/arm_dsp.c.j2").module
+    direct = g.pointwise and g.C % 4 == 0
+    if direct:                        # int8 in place, offset folded (every tap real)
+        K4, wname = g.K, pool.ref(anchor.args[1])
+        init = fold_offset(epi, anchor, offset_fold(wt, g.offset), pool)
+        scratch = 0
+    else:                             # int16 im2col in the scratch
+        wp = pad_k(wt, 4)
+        K4 = wp.shape[1]
+        if g.C % 4:
+            wp = swap_middle_pairs(wp)
+        wname = pool.ref(wp, key=("dsp_w", id(anchor))) if wp is not wt else pool.ref(anchor.args[1])
+        init = lambda o: "0"  # noqa: E731
+        scratch = 4 * K4              # two pixels x K4 int16
+    geo = vars(g) | {"K4": K4}
+    tmp, scratch, store = inplace_buffer(g, fn, order, scratch) if order else (None, scratch, None)
+
+    def col(n, p, npix):
+        return "\n".join("{\n" + t.im2col(n, affine((p, 1), (str(j), 1)), j, geo) + "}" for j in range(npix))
+
+    def block(n, p, o, npix, nch):
+        x = f"p0 + {affine((n, g.P * g.C), (p, g.C))}" if direct else "(const int32_t *)scratch"
+        w = f"{wname} + {affine((o, K4))}" if o != "0" else wname
+        return t.block("direct" if direct else "col", npix, nch, K4 // 4, x, g.C, w, K4,
+                       [init(o), init(affine((o, 1), ("1", 1)))],
+                       block_outputs(epi, out_shape, n, p, o, npix, nch, tmp))
+
+    macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.O, None if direct else col, block, store,
+                                                  order or "ascending"))
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
+                  macs=g.N * g.P * g.O * g.K, scratch_bytes=scratch, headers=list(HEADERS))
+
+
+@variant("arm_mve", "qnn.conv2d")
+def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
+    """``order``: run in place through a pixel buffer (lower_simd_inplace), pixels in that order."""
+    g = conv_geometry(anchor)
+    require(g.groups == 1, "no Helium depthwise / grouped conv kernel (the next variant, arm_dsp, has one)")
+    out_shape = anchor.ty.shape
+    check_flat_operands(epi, out_shape, (1, 2))
+    wt = anchor.args[1].value.reshape(g.O, g.K)
+    t = template("conv2d/arm_mve.c.j2").module
+    direct = g.pointwise              # int8 in place; else int8 im2col padded with the zero point
+    wname = pool.ref(anchor.args[1])
+    init = fold_offset(epi, anchor, offset_fold(wt, g.offset), pool)   # exact: real inputs or the zero point
+    geo = vars(g) | {"K": g.K, "zp": -g.offset}
+    tmp, scratch, store = inplace_buffer(g, fn, order, 0 if direct else 2 * g.K)
+
+    def col(n, p, npix):
+        return "\n".join("{\n" + t.im2col(n, affine((p, 1), (str(j), 1)), j, geo) + "}" for j in range(npix))
+
+    def block(n, p, o, npix, nch):
+        x = f"p0 + {affine((n, g.P * g.C), (p, g.C))}" if direct else "(const int8_t *)scratch"
+        w = f"{wname} + {affine((o, g.K))}" if o != "0" else wname
+        return t.block(npix, nch, g.K, x, g.C if direct else g.K, w, g.K,
+                       [init(o), init(affine((o, 1), ("1", 1)))],
+                       block_outputs(epi, out_shape, n, p, o, npix, nch, tmp))
+
+    macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.O, None if direct else col, block, store,
+                                                  order or "ascending"))
+    if not order:
+        scratch = 0 if direct else 2 * g.K
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros, macs=g.N * g.P * g.O * g.K,
+                  scratch_bytes=scratch, headers=list(HEADERS))
+
+
+__all__ = ["ConvGeometry", "conv_geometry", "blocked_statements", "block_outputs", "inplace_buffer"]

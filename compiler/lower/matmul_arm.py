@@ -1,0 +1,91 @@
+"""int8 matmul / fully connected with constant weights for Arm cores with SIMD (arm_dsp, arm_mve).
+
+Rows of the input play the part of the conv's pixels: blocks of 2 rows x 2 output columns over the
+same isl outer nest as conv2d_arm (blocked_statements), the input read in place and the input offset
+folded into the accumulators' start values (exact: every product of a matmul is real).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..codegen.templates import template
+from ..ir import Constant
+from ..poly import loops_to_c
+from . import variant
+from .conv2d_arm import blocked_statements
+from .kernel import Kernel, affine, flat_index
+from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require
+
+
+def fc_geometry(anchor, epi):
+    """(rows, K, N, offset) of an int8 qnn.matmul with constant [K][N] weights; Unsupported otherwise."""
+    a, b = anchor.args
+    require(a.ty.dtype == "int8", f"input dtype {a.ty.dtype}, not int8")
+    require(isinstance(b, Constant) and b.ty.dtype == "int8" and b.ty.ndim == 2,
+            "weights are not a constant int8 matrix")
+    out_shape = anchor.ty.shape
+    K, N = b.ty.shape
+    if len(out_shape) >= 2:
+        check_flat_operands(epi, out_shape, tuple(range(len(out_shape) - 1)))
+    return int(np.prod(out_shape[:-1])), K, N, -anchor.attrs.get("input_zero_point", 0)
+
+
+def row_outputs(epi, out_shape, r: str, o: str, npix: int, nch: int, acc_prefix: str = "a") -> list[tuple]:
+    """(accumulator, epilogue lines, value, destination) per output of a block of rows x columns."""
+    outs = []
+    lead = ["0"] * (len(out_shape) - 2)
+    for i in range(npix):
+        for j in range(nch):
+            col = affine((o, 1), (str(j), 1))
+            idx = lead + [affine((r, 1), (str(i), 1)), col] if len(out_shape) >= 2 else [col]
+            lines, value = epi.code(idx, acc=f"{acc_prefix}{i}{j}")
+            outs.append((f"{acc_prefix}{i}{j}", lines, value, f"out[{flat_index(out_shape, idx)}]"))
+    return outs
+
+
+def transposed_weights(pool, b) -> str:
+    """The [N][K] copy of the weights, shared with the portable kernel (same pool key)."""
+    return pool.ref(np.ascontiguousarray(np.swapaxes(b.value, -1, -2)), key=("T", id(b)))
+
+
+@variant("arm_dsp", "qnn.matmul")
+def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
+    require(order is None, "no in-place matmul kernel")
+    R, K, N, offset = fc_geometry(anchor, epi)
+    b = anchor.args[1]
+    out_shape = anchor.ty.shape
+    t = template("matmul/arm_dsp.c.j2").module
+    wname = transposed_weights(pool, b)
+    init = fold_offset(epi, anchor, offset_fold(b.value.T, offset), pool)
+
+    def block(n, r, o, npix, nch):
+        x = f"p0 + {affine((r, K))}" if r != "0" else "p0"
+        w = f"{wname} + {affine((o, K))}" if o != "0" else wname
+        tail = t.tail_direct(npix, nch, K % 4, K, K) if K % 4 else None
+        return t.block(npix, nch, K // 4, x, K, w, K, [init(o), init(affine((o, 1), ("1", 1)))],
+                       row_outputs(epi, out_shape, r, o, npix, nch), tail)
+
+    macros, loops = loops_to_c(blocked_statements(1, R, N, None, block))
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
+                  macs=R * N * K, headers=list(HEADERS))
+
+
+@variant("arm_mve", "qnn.matmul")
+def matmul_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
+    require(order is None, "no in-place matmul kernel")
+    R, K, N, offset = fc_geometry(anchor, epi)
+    b = anchor.args[1]
+    out_shape = anchor.ty.shape
+    t = template("matmul/arm_mve.c.j2").module
+    wname = transposed_weights(pool, b)
+    init = fold_offset(epi, anchor, offset_fold(b.value.T, offset), pool)
+
+    def block(n, r, o, npix, nch):
+        x = f"p0 + {affine((r, K))}" if r != "0" else "p0"
+        w = f"{wname} + {affine((o, K))}" if o != "0" else wname
+        return t.block(npix, nch, K, x, K, w, K, [init(o), init(affine((o, 1), ("1", 1)))],
+                       row_outputs(epi, out_shape, r, o, npix, nch))
+
+    macros, loops = loops_to_c(blocked_statements(1, R, N, None, block))
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
+                  macs=R * N * K, headers=list(HEADERS))

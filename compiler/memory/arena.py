@@ -1,0 +1,132 @@
+"""From the fused IR to arena offsets: kernel order, in-place choices, buffers, plan.
+
+Steps (``plan_arena``):
+
+1. The kernel graph: every fused-group call is a kernel; views (reshape) share their argument's
+   memory; sizes are bytes; each kernel's scratch comes from a dry-run lowering (its constants go
+   to a throwaway pool), its in-place options from ``compiler.memory.inplace``.
+2. ``schedule.best_schedule``: the order (residual blocks: shortcut first or last) and in-place
+   choices with the smallest live peak, then the cheapest at that peak.
+3. Lowering in that order (kernel ``k<i>_<group>``), with the in-place kernel where one is chosen.
+4. Buffers: one per tensor value (``t<j>``: model inputs first, then kernel outputs in IR order),
+   one per kernel scratch (``s<i>``, live during that kernel only). An in-place output joins its
+   input's cluster (``Buffer.group``, same offset). Then ``plan_memory``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from ..ir import Call, Expr, Function, post_order
+from .inplace import options as inplace_options
+from .planner import Buffer, Plan, plan_memory
+from .schedule import InPlace, KernelGraph, Node, Schedule, best_schedule
+
+END = 10**9
+
+
+@dataclass
+class ArenaPlan:
+    calls: list[Call]                    # kernel calls in execution order
+    kernels: list                        # lowered Kernel per call
+    inplace: dict[int, InPlace]          # step -> in-place option used
+    buffers: list[Buffer]
+    plan: Plan
+    schedule: Schedule
+    value_buffer: dict[int, str] = field(default_factory=dict)   # id(value) -> buffer name
+    naive_bytes: int = 0
+    bound_no_inplace: int = 0            # live-bytes bound of the best order without in-place reuse
+
+    def offset(self, value: Expr) -> int:
+        return self.plan.offsets[self.value_buffer[id(value)]]
+
+    def scratch_offset(self, step: int) -> int:
+        return self.plan.offsets.get(f"s{step}", 0)
+
+
+def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=None) -> tuple[KernelGraph, list[Call]]:
+    """The KernelGraph of a fused main function (nodes in IR post-order) and the calls behind its
+    nodes. ``scratch``: id(call) -> scratch bytes of its normal kernel (0 if absent); ``cost``: see
+    ``inplace.options``."""
+    root: dict[int, str] = {}
+    sizes: dict[str, int] = {}
+    for i, p in enumerate(func.params):
+        root[id(p)] = f"v{i}"
+        sizes[f"v{i}"] = p.ty.nbytes
+    calls: list[Call] = []
+    nodes: list[Node] = []
+    for node in post_order(func.body):
+        if isinstance(node, Call) and isinstance(node.op, Function):
+            v = f"v{len(sizes)}"
+            root[id(node)] = v
+            sizes[v] = node.ty.nbytes
+            est = node.op.attrs.get("poly", {}).get("scratch", 0)     # fused chains: their line buffers
+            sb = (scratch or {}).get(id(node), est)
+            opts = [] if node.op.attrs.get("poly") else inplace_options(node.op, cost)
+            opts += [replace(o, scratch=sb) for o in node.op.attrs.get("poly_inplace", [])]   # same kernel
+            nodes.append(Node(node.op.attrs.get("name", "kernel"), [root[id(a)] for a in node.args], v,
+                              sb, list(opts), node))
+            calls.append(node)
+        elif isinstance(node, Call):          # a view (reshape): same memory as its argument
+            root[id(node)] = root[id(node.args[0])]
+    outputs = [root[id(o)] for o in func.outputs if id(o) in root]
+    g = KernelGraph(sizes, nodes, [root[id(p)] for p in func.params], outputs)
+    g.root = root            # id(expr) -> value name (views resolved)
+    return g, calls
+
+
+def plan_arena(func: Function, lower: Callable, planner: str = "best", alignment: int = 16,
+               inplace: bool = True, cost=None, dry_run: bool = True) -> ArenaPlan:
+    """``lower(fn, name, dry, option)`` lowers a group (``option``: an InPlace or None; ``dry``: a
+    trial whose constants must go to a throwaway pool). ``dry_run`` False: the normal kernels need
+    no scratch (portable kernels), so skip the trial lowering that measures it."""
+    g0, calls0 = kernel_graph(func)
+    scratch = {id(c): lower(c.op, f"dry{i}", True, None).scratch_bytes for i, c in enumerate(calls0)
+               if dry_run or c.op.attrs.get("poly")}
+    g, calls = kernel_graph(func, scratch, cost)
+    options = [n.inplace for n in g.nodes]
+    for n in g.nodes:
+        n.inplace = []
+    bound = best_schedule(g).peak
+    if inplace:
+        for n, o in zip(g.nodes, options):
+            n.inplace = o
+    sched = best_schedule(g)
+    out = _finish(func, g, calls, sched, lower, planner, alignment)
+    out.bound_no_inplace = bound
+    return out
+
+
+def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignment) -> ArenaPlan:
+    order_calls = [calls[k] for k in sched.order]
+    step_of = {k: i for i, k in enumerate(sched.order)}
+    kernels, used = [], {}
+    for i, k in enumerate(sched.order):
+        c = calls[k]
+        opt = sched.inplace.get(k)
+        kernels.append(lower(c.op, f"k{i}_{c.op.attrs['name']}", False, opt))
+        if opt is not None:
+            used[i] = opt
+    # lifetimes in steps
+    producer = {g.nodes[k].out: step_of[k] for k in range(len(g.nodes))}
+    first = {v: producer.get(v, -1) for v in g.sizes}
+    last = dict(first)
+    for k, n in enumerate(g.nodes):
+        for a in n.args:
+            last[a] = max(last[a], step_of[k])
+    for v in g.outputs:
+        last[v] = END
+    # in-place clusters: output joins the cluster of the input it overwrites
+    cluster: dict[str, str] = {}
+    for i, k in enumerate(sched.order):
+        opt = sched.inplace.get(k)
+        if opt is not None:
+            src = g.nodes[k].args[opt.arg]
+            cluster[g.nodes[k].out] = cluster.setdefault(src, src)
+    names = {v: f"t{j}" for j, v in enumerate(g.sizes)}
+    buffers = [Buffer(names[v], s, first[v], last[v], group=names[cluster[v]] if v in cluster else "")
+               for v, s in g.sizes.items()]
+    buffers += [Buffer(f"s{i}", kern.scratch_bytes, i, i) for i, kern in enumerate(kernels) if kern.scratch_bytes]
+    plan = plan_memory(buffers, alignment=alignment, planner=planner)
+    value_buffer = {e: names[v] for e, v in g.root.items()}
+    return ArenaPlan(order_calls, kernels, used, buffers, plan, sched, value_buffer, sum(g.sizes.values()))

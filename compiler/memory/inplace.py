@@ -1,0 +1,167 @@
+"""In-place rules: which kernels may write their output over a dying input, each proven with isl.
+
+A rule looks at one fused group (its IR Function) and returns :class:`InPlace` options; the order
+search (``schedule.best_schedule``) applies one only where that input dies at the kernel. Every
+output starts at the input's offset. Rules and their proofs (``compiler.poly.deps``; "Mem" is the
+byte space the two tensors share):
+
+- ``elementwise``: an element-wise group over an input of the output's shape whose elements are at
+  least as wide (int8 over int8, int8 over float32). Proof: the kernel's loop nest (row-major, one
+  statement per element) has no write to a byte that a later instance reads (``clobbered_reads``).
+- ``residual_add``: a conv/matmul/pool group whose epilogue reads a same-shape tensor at the output
+  index (the skip of a residual add, read then written by the instance of that output element).
+  Proof, valid for any loop order and any kernel variant that writes each output element once:
+  every (write, read) pair on a shared byte is an instance with itself (``only_self_conflicts``).
+- ``dw_plane``: depthwise conv (multiplier 1), channel by channel through one padded plane of
+  scratch (TinyEngine). Proof: no clobbered read of X, and ``compute_flow`` on the plane equals the
+  intended producers (the copy of the same channel, or the border fill).
+- ``pixel_buffer``: any int8 conv through a K-byte pixel buffer, ascending or descending pixel order
+  (the first that proves). Proof: no clobbered read of X; the pixel buffer's flow is intended.
+
+``options(fn)`` caches per Function (proofs are ~5-50 ms each).
+"""
+from __future__ import annotations
+
+import numpy as np
+import islpy as isl
+
+from ..ir import Call, Function, OpPattern, Var, get_op, post_order
+from ..lower.inplace_conv import ConvGeom, dw_plane_model, dw_plane_scratch, pixel_buffer_model
+from ..lower.kernel import split_group
+from ..poly.deps import Access, Layout, Model, clobbered_reads, flow_mismatch, only_self_conflicts
+from .schedule import InPlace
+
+_CACHE: dict[int, tuple[Function, list[InPlace]]] = {}
+
+
+def options(fn: Function, cost=None) -> list[InPlace]:
+    """In-place options of a fused group (cached on the Function object). ``cost(rule, fn)`` gives
+    the estimated extra instructions of rules that need their own kernel (default 0)."""
+    hit = _CACHE.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    out: list[InPlace] = []
+    for rule in (_elementwise, _residual_add, _dw_plane, _pixel_buffer):
+        out += rule(fn)
+    if cost is not None:
+        out = [InPlace(o.arg, o.rule, o.scratch, cost(o, fn), o.proof, o.order) for o in out]
+    _CACHE[id(fn)] = (fn, out)
+    return out
+
+
+def _elementwise(fn: Function) -> list[InPlace]:
+    calls = [n for n in post_order(fn.body) if isinstance(n, Call)]
+    if not calls or any(get_op(c.op).pattern > OpPattern.BROADCAST for c in calls):
+        return []
+    out_t = fn.body.ty
+    opts = []
+    for i, p in enumerate(fn.params):
+        if p.ty.shape != out_t.shape or np.dtype(p.ty.dtype).itemsize < np.dtype(out_t.dtype).itemsize:
+            continue
+        if _elementwise_proof(out_t.shape, np.dtype(p.ty.dtype).itemsize, np.dtype(out_t.dtype).itemsize):
+            opts.append(InPlace(i, "elementwise", proof="isl: no clobbered read (row-major element loop)"))
+    return opts
+
+
+def _elementwise_proof(shape, in_size: int, out_size: int) -> bool:
+    shape = tuple(shape) or (1,)
+    dims = tuple(f"i{d}" for d in range(len(shape)))
+    idx = ", ".join(dims)
+    dom = " and ".join(f"0 <= {d} < {n}" for d, n in zip(dims, shape))
+    model = Model([Access("S", dims, dom, dims, reads=(f"X[{idx}]",), writes=(f"Y[{idx}]",))])
+    layout = Layout({"X": (shape, in_size, 0), "Y": (shape, out_size, 0)})
+    return clobbered_reads(model, layout, ("X",)).is_empty()
+
+
+def _residual_add(fn: Function) -> list[InPlace]:
+    try:
+        anchor, epi = split_group(fn)
+    except AssertionError:
+        return []
+    if anchor is None:
+        return []
+    out_t = fn.body.ty
+    data = {id(a) for a in anchor.args}
+    opts = []
+    for i, p in enumerate(fn.params):
+        if id(p) in data or p.ty != out_t:
+            continue
+        readers = [c for c in epi if any(a is p for a in c.args)]
+        if not readers or sum(a is p for c in epi for a in c.args) != 1:
+            continue
+        if _same_index_proof(out_t.shape):
+            opts.append(InPlace(i, "residual_add", proof="isl: write/read byte conflicts only within one "
+                                "instance (any loop order)"))
+    return opts
+
+
+def _same_index_proof(shape) -> bool:
+    dims = tuple(f"i{d}" for d in range(len(shape)))
+    idx = ", ".join(dims)
+    dom = " and ".join(f"0 <= {d} < {n}" for d, n in zip(dims, shape))
+    model = Model([Access("S_out", dims, dom, dims, reads=(f"P[{idx}]",), writes=(f"Y[{idx}]",))])
+    layout = Layout({"P": (tuple(shape), 1, 0), "Y": (tuple(shape), 1, 0)})
+    return only_self_conflicts(model, layout, "Y", "P")
+
+
+def _conv(fn: Function):
+    got = ConvGeom.of(fn)
+    if got is None:
+        return None
+    anchor, _, g = got
+    if not isinstance(anchor.args[0], Var):
+        return None
+    return fn.params.index(anchor.args[0]), g
+
+
+def _dw_plane(fn: Function) -> list[InPlace]:
+    got = _conv(fn)
+    if got is None or not got[1].depthwise:
+        return []
+    i, g = got
+    if g.out_bytes > g.in_bytes or not prove_dw_plane(g):
+        return []
+    return [InPlace(i, "dw_plane", scratch=dw_plane_scratch(g),
+                    proof="isl: no clobbered read of X; plane flow = copy of the same channel or border fill")]
+
+
+def prove_dw_plane(g: ConvGeom) -> bool:
+    model = Model(dw_plane_model(g))
+    layout = Layout({"X": ((g.H, g.W, g.C), 1, 0), "Y": ((g.OH, g.OW, g.K), 1, 0)})
+    if not clobbered_reads(model, layout, ("X",)).is_empty():
+        return False
+    pairs = model.writes.apply_range(model.reads.reverse())          # writer -> reader of a plane cell
+    same_k = isl.UnionMap("{ S_copy[k, h, w] -> S_dw[k2, oh, ow] : k2 = k; S_fill[a, b] -> S_dw[k, oh, ow] }")
+    intended = pairs.intersect(same_k).intersect_range(isl.UnionSet("{ S_dw[k, oh, ow] }"))
+    return flow_mismatch(model, (("P", 2),), intended).is_empty()
+
+
+def _pixel_buffer(fn: Function) -> list[InPlace]:
+    got = _conv(fn)
+    if got is None:
+        return []
+    i, g = got
+    order = prove_pixel_buffer(g)
+    if order is None:
+        return []
+    return [InPlace(i, "pixel_buffer", scratch=g.K, order=order,
+                    proof=f"isl: no clobbered read of X ({order} pixels); pixel-buffer flow intended")]
+
+
+def prove_pixel_buffer(g: ConvGeom) -> str | None:
+    """The first pixel order ('ascending', 'descending') in which the pixel-buffer kernel may write
+    over its input at the same offset, or None."""
+    first = ("descending", "ascending") if g.out_bytes > g.in_bytes else ("ascending", "descending")
+    for order in first:
+        model = Model(pixel_buffer_model(g, order))
+        layout = Layout({"X": ((g.H, g.W, g.C), 1, 0), "Y": ((g.OH, g.OW, g.K), 1, 0)})
+        if not clobbered_reads(model, layout, ("X",)).is_empty():
+            continue
+        intended = isl.UnionMap("{ S_px[oh, ow, k] -> S_store[oh, ow, k] }").intersect_domain(model.domain) \
+            .intersect_range(model.domain)
+        if flow_mismatch(model, (("T", 1),), intended).is_empty():
+            return order
+    return None
+
+
+__all__ = ["options", "prove_dw_plane", "prove_pixel_buffer"]

@@ -1,0 +1,259 @@
+"""poly_fuse: producer-consumer fusion across anchors, where it lowers the arena.
+
+fuse_ops leaves one anchor per group; this pass joins conv groups into one kernel computed row by
+row through line buffers (``compiler.poly.linebuf``; ``compiler.lower.fused_chain`` emits it):
+
+    x ──► conv ──► dw 3x3 s2 ──► pw ──► y          expand / depthwise / project (MobileNetV2)
+    a ──► conv ──► conv(+a) ──► b                  residual block (ResNet): b written over a
+    a ──► conv s2 ──► conv(+ conv1x1 s2 (a))        downsampling block: the shortcut conv a stage
+
+Candidates: a conv group F and any set of its producers (recursively) that are conv groups read
+only by the set, up to ``max_stages``. Loop (greedy, memory first):
+
+1. The arena peak of the current graph: ``memory.schedule.best_schedule`` (kernel order + in-place
+   choices), the lower bound the planner works against.
+2. For every candidate and every column-tile width (full width = pure line buffers, no recompute;
+   narrower = overlapped tiles, recompute at the seams): isl sizes the line buffers
+   (``linebuf.analyze``); the fused kernel may write its output over a dying parameter (full width
+   only); ``cost.analytical.decide`` keeps options that lower the peak, fit the scratch budget and
+   recompute at most 10%.
+3. The best option (lowest peak, then fewest estimated instructions) is proven with isl
+   (``linebuf.prove``: line-buffer flow and the in-place output); a failed proof drops the option.
+   Apply it and repeat until nothing lowers the peak.
+
+Each merged group is a Primitive Function whose body calls its member groups (the numpy
+interpreter evaluates it unchanged); ``attrs['poly']`` records strategy, tile width, ring rows,
+recompute, scratch and the decision, ``attrs['poly_inplace']`` the proven in-place options.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+
+from ..cost.analytical import chain_estimate, decide, family
+from ..ir import Call, Function, IRModule, Tuple, Var, post_order, users
+from ..ir.op import rebuild_call
+from ..lower.fused_chain import Unfusable, chain_of
+from ..lower.inplace_conv import ConvGeom
+from ..memory.arena import kernel_graph
+from ..memory.schedule import InPlace, best_schedule
+from ..poly.linebuf import analyze, prove
+
+log = logging.getLogger("tinyfuse.poly_fuse")
+
+
+def poly_fuse(mod: IRModule, target=None, scratch_bytes: int | None = None, max_stages: int = 4,
+              max_rounds: int = 16) -> IRModule:
+    from ..target import get_target
+    tgt = get_target(target or "host")
+    budget = tgt.scratch_bytes if scratch_bytes is None else scratch_bytes
+    main = mod.main
+    rejected: set = set()
+    for _ in range(max_rounds):
+        g, calls = kernel_graph(main)
+        sched = best_schedule(g)
+        base = sched.peak
+        hot = _at_peak(g, calls, sched)
+        options = []
+        for members in candidates(main, max_stages):
+            if any(id(m) in hot for m in members[:-1]):      # fusing removes only the members' outputs
+                options += _options(main, members, tgt, budget, base, rejected)
+        options.sort(key=lambda o: (o["peak"], o["est"].fused.instructions))
+        applied = False
+        for opt in options:
+            if opt["key"] in rejected:
+                continue
+            why = _verify(opt)
+            if why is None and best_schedule(kernel_graph(opt["main"])[0]).peak >= base:
+                why = "without the in-place options that failed their proof it no longer lowers the peak"
+            if why:
+                log.info("poly_fuse: %s rejected by the proof: %s", opt["name"], why)
+                rejected.add(opt["key"])
+                continue
+            main = opt["main"]
+            applied = True
+            log.info("poly_fuse: %s (%s)", opt["name"], opt["reason"])
+            break
+        if not applied:
+            break
+    return mod.with_main(main)
+
+
+def _at_peak(g, calls, sched) -> set[int]:
+    """ids of the calls whose output is live during a step at the peak (only removing such an
+    intermediate tensor can lower the peak)."""
+    step_of = {k: i for i, k in enumerate(sched.order)}
+    last = {}
+    for k, n in enumerate(g.nodes):
+        for a in n.args:
+            last[a] = max(last.get(a, -1), step_of[k])
+    hot = set()
+    for k, n in enumerate(g.nodes):
+        born, dies = step_of[k], last.get(n.out, step_of[k])
+        if any(sched.per_step[i] == sched.peak for i in range(born, dies + 1)):
+            hot.add(id(calls[k]))
+    return hot
+
+
+_PLANS: dict = {}
+
+
+def _analyze(stages, tw):
+    """linebuf.analyze, cached on the chain's geometry (MobileNet repeats its blocks)."""
+    key = (tuple(stages), tw)
+    if key not in _PLANS:
+        _PLANS[key] = analyze(stages, tw)
+    return _PLANS[key]
+
+
+def _is_conv(c) -> bool:
+    return isinstance(c, Call) and isinstance(c.op, Function) and not c.op.attrs.get("poly") \
+        and ConvGeom.of(c.op) is not None
+
+
+def candidates(main: Function, max_stages: int) -> list[list[Call]]:
+    """Member lists (topological, final last) of every fusable set (module doc)."""
+    uses = users(main.body)
+    outs = {id(o) for o in main.outputs}
+    order = {id(n): i for i, n in enumerate(post_order(main.body))}
+
+    def producers(c: Call) -> list[Call]:
+        seen, out = set(), []
+        for a in c.args:
+            if _is_conv(a) and id(a) not in outs and id(a) not in seen and \
+                    all(u is c for u in uses.get(id(a), [])):
+                seen.add(id(a))
+                out.append(a)
+        return out
+
+    def trees(c: Call, room: int) -> list[list[Call]]:
+        result = [[c]]
+        choices = [[[]] + [t for t in trees(p, room - 1) if len(t) < room] for p in producers(c)]
+        for combo in itertools.product(*choices):
+            members = [c] + [m for t in combo for m in t]
+            if 1 < len(members) <= room and members != [c]:
+                result.append(members)
+        return result
+
+    cands = []
+    for c in post_order(main.body):
+        if _is_conv(c):
+            for t in trees(c, max_stages):
+                if len(t) > 1:
+                    cands.append(sorted(t, key=lambda m: order[id(m)]))
+    return cands
+
+
+def merge(main: Function, members: list[Call], attrs: dict) -> tuple[Function, Call]:
+    """main with ``members`` replaced by one call of a merged Function (module doc)."""
+    mset = {id(m) for m in members}
+    final = members[-1]
+    params: list[Var] = []
+    ext: list = []
+    pmap: dict[int, Var] = {}
+    inner: dict[int, Call] = {}
+    for m in members:
+        args = []
+        for a in m.args:
+            if id(a) in mset:
+                args.append(inner[id(a)])
+                continue
+            if id(a) not in pmap:
+                pmap[id(a)] = Var(f"p{len(params)}", a.ty)
+                params.append(pmap[id(a)])
+                ext.append(a)
+            args.append(pmap[id(a)])
+        inner[id(m)] = Call(m.op, tuple(args), m.attrs, m.ty, m.span)
+    fn = Function(tuple(params), inner[id(final)], attrs)
+    memo: dict[int, object] = {}
+    new_call = None
+    for node in post_order(main.body):
+        if id(node) in mset:
+            if node is final:
+                new_call = Call(fn, tuple(memo[id(a)] for a in ext), {}, final.ty, final.span)
+                memo[id(node)] = new_call
+            continue
+        if isinstance(node, Call):
+            args = tuple(memo[id(a)] for a in node.args)
+            memo[id(node)] = node if all(x is y for x, y in zip(args, node.args)) else rebuild_call(node, args)
+        elif isinstance(node, Tuple):
+            memo[id(node)] = Tuple(tuple(memo[id(f)] for f in node.fields))
+        else:
+            memo[id(node)] = node
+    return Function(main.params, memo[id(main.body)], dict(main.attrs)), new_call
+
+
+def _tile_widths(ow: int) -> list[int]:
+    ws, w = [], ow
+    while w >= 1:
+        ws.append(w)
+        if w == 1:
+            break
+        w = -(-w // 2)
+    return ws
+
+
+def _options(main, members, tgt, budget, base, rejected) -> list[dict]:
+    """Fusion options of one candidate that the cost model accepts, with their arena peaks."""
+    names = "_".join(family(ConvGeom.of(m.op)[2]) for m in members)
+    attrs = {"Primitive": True, "name": f"polyfused_{names}", "poly": {}}
+    trial, call = merge(main, members, attrs)
+    try:
+        chain = chain_of(call.op)
+    except Unfusable as e:
+        log.debug("poly_fuse: %s not fusable: %s", names, e)
+        return []
+    out = []
+    gF = chain.stages[-1].geo
+    for tw in _tile_widths(gF.OW):      # widest first: the first that fits recomputes least
+        key = (tuple(id(m) for m in members), tw)
+        if key in rejected:
+            continue
+        try:
+            plan = _analyze(chain.stages, tw)
+        except ValueError as e:
+            log.debug("poly_fuse: %s not fusable: %s", names, e)
+            return out
+        if plan.scratch_bytes > budget:
+            continue
+        est = chain_estimate(plan, tgt, "arm_dsp" if tgt.dsp else "ref")
+        inplace = []
+        if plan.ntiles == 1:
+            out_bytes = gF.out_bytes
+            for q, p in enumerate(call.op.params):
+                if len(p.ty.shape) == 4 and p.ty.dtype == "int8" and p.ty.nbytes >= out_bytes:
+                    inplace.append(InPlace(q, "fused_chain", scratch=plan.scratch_bytes,
+                                           proof="isl: output over this parameter clobbers no read"))
+        info = {"strategy": "line_buffer" if plan.ntiles == 1 else "overlapped_tiles", "tile_w": tw,
+                "ntiles": plan.ntiles, "rows": plan.rows[:-1], "recompute": round(plan.recompute, 4),
+                "scratch": plan.scratch_bytes, "stages": len(members)}
+        fn = Function(call.op.params, call.op.body, {**attrs, "poly": info, "poly_inplace": inplace})
+        trial_main, _ = merge(main, members, fn.attrs)
+        peak = best_schedule(kernel_graph(trial_main)[0]).peak
+        d = decide(est, base, peak, budget)
+        if not d.fuse:
+            break                       # the widest width that fits decides (narrower: more recompute)
+        info["decision"] = d.reason
+        info["estimate"] = {"instructions_fused": round(est.fused.instructions),
+                            "instructions_unfused": round(est.unfused.instructions),
+                            "live_registers": est.live_registers}
+        out.append({"key": key, "main": trial_main, "peak": peak, "est": est, "plan": plan,
+                    "name": fn.attrs["name"], "reason": d.reason, "members": members})
+        break
+    return out
+
+
+def _verify(opt) -> str | None:
+    """isl proof of the chosen option; in-place options that fail are dropped (then the option must
+    still lower the peak to stand)."""
+    main = opt["main"]
+    call = next(n for n in post_order(main.body) if isinstance(n, Call) and isinstance(n.op, Function)
+                and n.op.attrs.get("name") == opt["name"] and n.op.attrs.get("poly"))
+    plan = opt["plan"]
+    shapes = {q: tuple(p.ty.shape[1:]) for q, p in enumerate(call.op.params) if len(p.ty.shape) == 4}
+    why = prove(plan, shapes)
+    if why:
+        return why
+    keep = [o for o in call.op.attrs.get("poly_inplace", []) if prove(plan, shapes, o.arg) is None]
+    call.op.attrs["poly_inplace"] = keep
+    return None

@@ -1,0 +1,244 @@
+"""Producer-consumer fusion of conv stages with rolling line buffers and overlapped column tiles
+(ISLPY.md §3b, §4, ex5b_overlap, ex5c_linebuf), all in isl.
+
+A chain is a list of :class:`Stage` in topological order; the last one is the *final* stage, whose
+output is the fused kernel's output. Every other stage is read by exactly one later stage, either
+as its conv input or as a same-index epilogue operand (a residual add of a shortcut conv). Stage
+inputs that are not stages are kernel parameters (tensors in the arena).
+
+Schedule (isl, no automatic scheduler): the final output is cut into column tiles of ``tile_w``
+columns (``tile_w`` = width: one tile, no recompute) and computed row by row; a step ``t`` of tile
+``j`` produces final row ``t``. A producer row is computed at the first step that reads it
+(``lexmin`` of the reverse read relation composed with the consumer's steps), i.e. as late as
+possible, and kept in a ring of ``rows`` rows, slot ``row mod rows``; its columns are those its
+consumer's tile needs (the tile's halo is recomputed by the next tile: the recompute factor).
+
+Sizes from isl: ``rows`` = max over steps of the live rows (produced at or before the step, still
+read at or after it); LB columns = max over tiles of the footprint's extent from the tile's column
+origin. Proof (``prove``): ``compute_flow`` on the line buffers equals the intended producer of
+every read (no slot reused too early; tiles do not see each other's rows), and, when the output is
+written over a parameter, no read of that parameter sees the kernel's own write
+(``deps.clobbered_reads``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import islpy as isl
+
+from ..lower.inplace_conv import ConvGeom
+from .deps import Layout, Model, clobbered_reads, flow_mismatch
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One conv of the chain. ``src``: ("param", q) = kernel parameter q, or ("stage", i);
+    ``extras``: stages read by the epilogue at this stage's output index (residual operands);
+    ``param_reads``: kernel parameters read the same way (a residual skip tensor)."""
+
+    geo: ConvGeom
+    src: tuple
+    extras: tuple[int, ...] = ()
+    param_reads: tuple[int, ...] = ()    # parameters the epilogue reads at the output index
+
+
+@dataclass
+class ChainPlan:
+    stages: list[Stage]
+    tile_w: int
+    ntiles: int
+    pixels: list[isl.Set] = field(default_factory=list)   # Q<i>[j, a, b]: outputs computed per tile
+    step: list[isl.Map] = field(default_factory=list)     # R<i>[j, a] -> Tm[j, t]
+    rows: list[int] = field(default_factory=list)         # ring rows (0: final stage)
+    width: list[int] = field(default_factory=list)        # line-buffer columns
+    origin: list[tuple[int, int]] = field(default_factory=list)   # column origin alpha * j + beta
+    lb_offset: list[int] = field(default_factory=list)    # byte offset of each line buffer in scratch
+    scratch_bytes: int = 0
+    evaluations: list[int] = field(default_factory=list)  # output elements computed, all tiles
+    macs: int = 0                                          # MACs of the fused kernel (recompute included)
+    macs_unfused: int = 0
+
+    @property
+    def final(self) -> int:
+        return len(self.stages) - 1
+
+    @property
+    def recompute(self) -> float:
+        return self.macs / self.macs_unfused if self.macs_unfused else 1.0
+
+    def lb_bytes(self, i: int) -> int:
+        return self.rows[i] * self.width[i] * self.stages[i].geo.K
+
+
+def consumers(stages: list[Stage]) -> dict[int, tuple[int, str]]:
+    """producer stage -> (consumer stage, 'conv' | 'extra'); raises ValueError unless a tree."""
+    out: dict[int, tuple[int, str]] = {}
+    for c, st in enumerate(stages):
+        reads = ([(st.src[1], "conv")] if st.src[0] == "stage" else []) + [(e, "extra") for e in st.extras]
+        for p, how in reads:
+            if p in out or p >= c:
+                raise ValueError(f"stage {p} is read twice or not before its reader {c}")
+            out[p] = (c, how)
+    missing = set(range(len(stages) - 1)) - set(out)
+    if missing:
+        raise ValueError(f"stages {sorted(missing)} are never read")
+    return out
+
+
+def _read_rel(c: int, p: int, how: str, st: Stage, prod: Stage, rows_only: bool) -> isl.Map:
+    """Q<c>[j, a(, b)] -> Q<p>[j, a2(, b2)] of one tile (same j)."""
+    g = st.geo
+    OH, OW = prod.geo.OH, prod.geo.OW
+    if how == "extra":
+        if rows_only:
+            return isl.Map(f"{{ R{c}[j, a] -> R{p}[j, a] }}")
+        return isl.Map(f"{{ Q{c}[j, a, b] -> Q{p}[j, a, b] }}")
+    rows = f"exists r: a2 = {g.sh}a + {g.dh}r - {g.pt} and 0 <= r < {g.KH} and 0 <= a2 < {OH}"
+    if rows_only:
+        return isl.Map(f"{{ R{c}[j, a] -> R{p}[j, a2] : {rows} }}")
+    cols = f"exists s: b2 = {g.sw}b + {g.dw}s - {g.pl} and 0 <= s < {g.KW} and 0 <= b2 < {OW}"
+    return isl.Map(f"{{ Q{c}[j, a, b] -> Q{p}[j, a2, b2] : ({rows}) and ({cols}) }}")
+
+
+def analyze(stages: list[Stage], tile_w: int | None = None) -> ChainPlan:
+    """Pixels, steps, ring rows and line-buffer sizes of a chain at one tile width (module doc)."""
+    cons = consumers(stages)
+    F = len(stages) - 1
+    gF = stages[F].geo
+    tw = min(tile_w or gF.OW, gF.OW)
+    nt = -(-gF.OW // tw)
+    n = len(stages)
+    plan = ChainPlan(stages, tw, nt, [None] * n, [None] * n, [0] * n, [0] * n, [(0, 0)] * n, [0] * n)
+    plan.pixels[F] = isl.Set(f"{{ Q{F}[j, a, b] : 0 <= j < {nt} and 0 <= a < {gF.OH} and "
+                             f"{tw}j <= b < {tw}j + {tw} and b < {gF.OW} }}")
+    plan.step[F] = isl.Map(f"{{ R{F}[j, a] -> Tm[j, a] : 0 <= j < {nt} and 0 <= a < {gF.OH} }}")
+    plan.origin[F] = (tw, 0) if nt > 1 else (0, 0)
+    for p in range(F - 1, -1, -1):
+        c, how = cons[p]
+        st, prod = stages[c], stages[p]
+        plan.pixels[p] = plan.pixels[c].apply(_read_rel(c, p, how, st, prod, False)).coalesce()
+        rows_c = plan.pixels[c].project_out(isl.dim_type.set, 2, 1).set_tuple_name(f"R{c}")
+        rel = _read_rel(c, p, how, st, prod, True).intersect_domain(rows_c)
+        reach = rel.reverse().apply_range(plan.step[c])
+        plan.step[p] = reach.lexmin().coalesce()
+        last = reach.lexmax().coalesce()
+        born = plan.step[p].apply_range(isl.Map("{ Tm[j, t1] -> Tm[j, t] : t >= t1 }"))
+        dead = last.apply_range(isl.Map("{ Tm[j, t2] -> Tm[j, t] : t <= t2 }"))
+        live = born.intersect(dead).reverse()                      # Tm[j, t] -> R<p>[j, a]
+        plan.rows[p] = (live.dim_max(1) - live.dim_min(1)).max_val().to_python() + 1
+        a_c, b_c = plan.origin[c]
+        g = st.geo
+        plan.origin[p] = (a_c, b_c) if how == "extra" else (g.sw * a_c, g.sw * b_c - g.pl)
+        cols = _columns(plan.pixels[p])
+        alpha, beta = plan.origin[p]
+        if nt == 1:                                  # one tile (j = 0): the footprint's first column
+            alpha, beta = 0, cols.dim_min(0).min_val().to_python()
+            plan.origin[p] = (alpha, beta)
+        span = cols.dim_max(0) - isl.PwAff(f"{{ [j] -> [({alpha}j + {beta})] }}").intersect_domain(cols.domain())
+        plan.width[p] = span.max_val().to_python() + 1
+    off = 0
+    for p in range(F):
+        plan.lb_offset[p] = off
+        off += -(-plan.lb_bytes(p) // 4) * 4
+    plan.scratch_bytes = off
+    plan.evaluations = [plan.pixels[i].count_val().to_python() * stages[i].geo.K for i in range(n)]
+    per_out = [s.geo.KH * s.geo.KW * s.geo.Cg for s in stages]
+    plan.macs = sum(e * m for e, m in zip(plan.evaluations, per_out))
+    plan.macs_unfused = sum(s.geo.macs for s in stages)
+    return plan
+
+
+def _columns(pixels: isl.Set) -> isl.Map:
+    """{ [j] -> [b] }: the columns of a pixel set Q[j, a, b] per tile."""
+    cols = pixels.project_out(isl.dim_type.set, 1, 1)
+    return isl.Map.from_range(cols).move_dims(isl.dim_type.in_, 0, isl.dim_type.out, 0, 1)
+
+
+def _lift(pixels: isl.Set, name: str, extra: str) -> isl.Set:
+    """Q<i>[j, a, b] -> name[j, a, b, <extra dims>] with the extra dims' constraints."""
+    dims, _, cons = extra.partition(":")
+    n = len([d for d in dims.split(",") if d.strip()])
+    if n == 0:
+        return pixels.set_tuple_name(name)
+    s = pixels.insert_dims(isl.dim_type.set, 3, n).set_tuple_name(name)
+    for i, d in enumerate(d.strip() for d in dims.split(",") if d.strip()):
+        s = s.set_dim_name(isl.dim_type.set, 3 + i, d)
+    return s.intersect(isl.Set(f"{{ {name}[j, a, b, {dims}] : {cons} }}")).coalesce()
+
+
+def stage_schedule(plan: ChainPlan, i: int, name: str, dims: tuple[str, ...], tail: tuple[str, ...]) -> isl.Map:
+    """{ name[j, a, b, dims...] -> [j, t, i, a, b, tail...] } with t the row step of stage i."""
+    d = ", ".join(("j", "a", "b") + dims)
+    proj = isl.Map(f"{{ {name}[{d}] -> R{i}[j, a] }}")
+    rest = isl.Map(f"{{ {name}[{d}] -> [{i}, a, b, {', '.join(tail)}] }}")
+    return proj.apply_range(plan.step[i]).flat_range_product(rest)
+
+
+def _ring(plan: ChainPlan, p: int, a: str, b: str) -> str:
+    """Constraints placing element (a, b, .) of stage p in its ring: LB<p>[x0, x1, .]."""
+    alpha, beta = plan.origin[p]
+    return f"x0 = ({a}) mod {plan.rows[p]} and x1 = {b} - ({alpha}j + {beta})"
+
+
+def proof_model(plan: ChainPlan, param_shapes: dict[int, tuple[int, int, int]]):
+    """The coarse model (one instance per output element of each stage, P<i>[j, a, b, k]): isl
+    Model over LB<p> / X<q> / Y, plus the semantic reads and writes (E<p>[j, a2, b2, c]) that define
+    the intended producer of every line-buffer read."""
+    dom = sch = rd = wr = rsem = wsem = None
+    F = plan.final
+
+    def acc(u, m):
+        return m if u is None else u.union(m)
+
+    for i, st in enumerate(plan.stages):
+        g = st.geo
+        name = f"P{i}"
+        d = isl.UnionSet(_lift(plan.pixels[i], name, f"k : 0 <= k < {g.K}"))
+        dom = acc(dom, d)
+        sch = acc(sch, isl.UnionMap(stage_schedule(plan, i, name, ("k",), ("k",))))
+        head = f"{name}[j, a, b, k]"
+        win = (f"k = {g.M}q + m and 0 <= m < {g.M} and ci = {g.Cg}q + c and "
+               f"0 <= c < {g.Cg} and a2 = {g.sh}a + {g.dh}r - {g.pt} and b2 = {g.sw}b + {g.dw}s - {g.pl} "
+               f"and 0 <= r < {g.KH} and 0 <= s < {g.KW} and 0 <= a2 < {g.H} and 0 <= b2 < {g.W}")
+        if st.src[0] == "param":
+            rd = acc(rd, isl.UnionMap(f"{{ {head} -> X{st.src[1]}[a2, b2, ci] : exists r, s, c, q, m: {win} }}"))
+        else:
+            p = st.src[1]
+            rd = acc(rd, isl.UnionMap(f"{{ {head} -> LB{p}[x0, x1, ci] : exists a2, b2, r, s, c, q, m: "
+                                      f"{_ring(plan, p, 'a2', 'b2')} and {win} }}"))
+            rsem = acc(rsem, isl.UnionMap(f"{{ {head} -> E{p}[j, a2, b2, ci] : exists r, s, c, q, m: {win} }}"))
+        for e in st.extras:
+            rd = acc(rd, isl.UnionMap(f"{{ {head} -> LB{e}[x0, x1, k] : {_ring(plan, e, 'a', 'b')} }}"))
+            rsem = acc(rsem, isl.UnionMap(f"{{ {head} -> E{e}[j, a, b, k] }}"))
+        for q in st.param_reads:
+            rd = acc(rd, isl.UnionMap(f"{{ {head} -> X{q}[a, b, k] }}"))
+        if i == F:
+            wr = acc(wr, isl.UnionMap(f"{{ {head} -> Y[a, b, k] }}"))
+        else:
+            wr = acc(wr, isl.UnionMap(f"{{ {head} -> LB{i}[x0, x1, k] : {_ring(plan, i, 'a', 'b')} }}"))
+            wsem = acc(wsem, isl.UnionMap(f"{{ {head} -> E{i}[j, a, b, k] }}"))
+    model = Model(domain=dom, schedule=sch, reads=rd, writes=wr)
+    intended = wsem.intersect_domain(dom).apply_range(rsem.intersect_domain(dom).reverse()) \
+        if wsem is not None else isl.UnionMap("{ }")
+    return model, intended.coalesce()
+
+
+def prove(plan: ChainPlan, param_shapes: dict[int, tuple[int, int, int]], inplace: int | None = None) -> str | None:
+    """None when the fused schedule is proven (line-buffer flow intended; the output over parameter
+    ``inplace`` clobbers no read of it), else the reason it is not."""
+    model, intended = proof_model(plan, param_shapes)
+    lbs = tuple((f"LB{p}", 3) for p in range(plan.final))
+    if lbs:
+        bad = flow_mismatch(model, lbs, intended)
+        if not bad.is_empty():
+            return f"line-buffer flow differs from the intended producers: {str(bad)[:300]}"
+    if inplace is not None:
+        gF = plan.stages[plan.final].geo
+        layout = Layout({f"X{inplace}": (param_shapes[inplace], 1, 0), "Y": ((gF.OH, gF.OW, gF.K), 1, 0)})
+        bad = clobbered_reads(model, layout, (f"X{inplace}",))
+        if not bad.is_empty():
+            return f"the output over parameter {inplace} clobbers reads: {str(bad)[:300]}"
+    return None
+
+
+__all__ = ["Stage", "ChainPlan", "analyze", "consumers", "proof_model", "prove", "stage_schedule"]

@@ -1,0 +1,131 @@
+"""SIMD kernel variants against the portable kernels, under qemu, one kernel kind at a time.
+
+Each case is a one-op int8 model (the QDQ twins of tests/c/test_int8_tflm.py, whose TFLM output is
+the oracle) on a shape chosen to break a micro-kernel: odd widths and odd pixel counts (the pixel-pair
+tail), channel counts not a multiple of 4 (the channel tail, the natural-order im2col), depthwise
+multiplier 3, stride 2 with TF SAME's asymmetric 0/1 padding, dilation 2, batch 2, a reduction length
+not a multiple of 4 or 16. Every case runs three times under qemu: arm_dsp kernels on Cortex-M4,
+arm_mve (+ the DSP depthwise) on Cortex-M55, the portable kernels (--kernels ref) on Cortex-M4. All
+three must be byte-identical, and equal to TFLM.
+"""
+import logging
+
+import numpy as np
+import pytest
+
+from compiler.driver import compile_model
+from compiler.harness.qemu import build_target, run_target
+from compiler.lower.simd import check_flat_operands
+from compiler.lower import Unsupported
+from compiler.ir import Call, TensorType, Var
+from tests.c.test_int8_tflm import _conv_like, _fc
+from tests.target.conftest import require_tools
+
+CASES = {
+    # regular conv: im2col (natural order when C % 4 != 0), direct 1x1, pixel and channel tails
+    "conv3x3_c5_odd_width_relu6": lambda: _conv_like("conv", 201, (1, 7, 9, 5), 6, (3, 3), act="RELU6"),
+    "conv3x3_stride2_asym_pad_o7": lambda: _conv_like("conv", 202, (1, 8, 10, 8), 7, (3, 3), stride=(2, 2)),
+    "conv3x3_dilation2": lambda: _conv_like("conv", 203, (1, 9, 7, 4), 5, (3, 3), dilation=(2, 2)),
+    "conv1x1_direct_odd_pixels_relu": lambda: _conv_like("conv", 204, (1, 5, 7, 12), 10, (1, 1), act="RELU"),
+    "conv1x1_c6_im2col": lambda: _conv_like("conv", 205, (1, 6, 5, 6), 9, (1, 1)),
+    "conv1x1_stride2_valid": lambda: _conv_like("conv", 206, (1, 9, 8, 8), 4, (1, 1), stride=(2, 2), padding="VALID"),
+    "conv10x4_c1_stride2_kws": lambda: _conv_like("conv", 207, (1, 21, 10, 1), 8, (10, 4), stride=(2, 2)),
+    "conv3x2_batch2_valid": lambda: _conv_like("conv", 208, (2, 5, 6, 4), 6, (3, 2), padding="VALID"),
+    # depthwise: quads + one-channel tail, multiplier 3, stride 2 asymmetric, dilation 2, batch 2
+    "dw3x3_c13_odd_width_relu": lambda: _conv_like("depthwise", 211, (1, 7, 9, 13), None, (3, 3), act="RELU"),
+    "dw3x3_mult3": lambda: _conv_like("depthwise", 212, (1, 6, 5, 5), None, (3, 3), mult=3),
+    "dw3x3_stride2_asym_pad": lambda: _conv_like("depthwise", 213, (1, 8, 10, 8), None, (3, 3), stride=(2, 2)),
+    "dw3x3_dilation2": lambda: _conv_like("depthwise", 214, (1, 9, 7, 4), None, (3, 3), dilation=(2, 2)),
+    "dw2x3_mult2_batch2_valid": lambda: _conv_like("depthwise", 215, (2, 5, 4, 6), None, (2, 3), padding="VALID",
+                                                   mult=2),
+    # fully connected: odd rows, K % 4 = 1 (K % 16 = 5), odd N; per-channel weights
+    "fc_batch3_k37_n11": lambda: _fc(221, 3, 37, 11),
+    "fc_k64_n10_per_channel_relu6": lambda: _fc(222, 1, 64, 10, act="RELU6", per_channel=True),
+}
+SIMD = {"cortex-m4": {"conv": "arm_dsp", "depthwise": "arm_dsp", "fc": "arm_dsp"},
+        "cortex-m55": {"conv": "arm_mve", "depthwise": "arm_dsp", "fc": "arm_mve"}}
+
+
+def _run(case, target, kernels, workdir):
+    """Output, kernel variant and whether the memory plan ran the kernel in place (output over input)."""
+    result = compile_model(case.model, target=target, name="k", kernels=kernels)
+    steps = [s for s in result.steps if s.kernel.ops[0] in ("qnn.conv2d", "qnn.matmul")]
+    assert len(steps) == 1, [s.kernel.ops for s in result.steps]
+    build = build_target(result, target, workdir, case.inputs)
+    (y,) = run_target(build)
+    return y, steps[0].kernel.variant, steps[0].in_offsets[0] == steps[0].out_offset
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_simd_kernel_equals_portable_and_tflm(name, tmp_path, monkeypatch):
+    for target in SIMD:
+        require_tools(target)
+    case = CASES[name]()
+    ref, variant, _ = _run(case, "cortex-m4", "ref", tmp_path / "ref")
+    assert variant == "ref" or variant.startswith("inplace_")      # portable, maybe in place
+    assert np.array_equal(ref, case.want), \
+        f"portable: {np.sum(ref != case.want)} outputs differ from TFLM ({case.desc})"
+    for target, want_variant in SIMD.items():
+        y, variant, inplace = _run(case, target, "auto", tmp_path / target)
+        if case.kind == "depthwise" and variant == "inplace_dw_plane":
+            # the memory plan chose the portable channel-by-channel in-place kernel: plan without
+            # in-place options to run the SIMD one
+            with monkeypatch.context() as m:
+                m.setattr("compiler.memory.arena.inplace_options", lambda fn, cost=None: [])
+                y, variant, inplace = _run(case, target, "auto", tmp_path / f"{target}_not_in_place")
+        assert variant == want_variant[case.kind], (target, variant)
+        assert np.array_equal(y, ref), \
+            f"{target} {variant}{' in place' if inplace else ''}: {np.sum(y != ref)} outputs differ ({case.desc})"
+
+
+def test_forced_variant_and_logged_fallback(caplog):
+    """--kernels arm_dsp on the M55 uses the DSP conv; a variant that declines a group is logged and
+    the next one (here ref) takes it; a variant the target lacks is an error."""
+    from compiler.errors import TinyfuseError
+    case = CASES["dw3x3_mult3"]()
+    conv = CASES["conv1x1_c6_im2col"]()
+    assert compile_model(conv.model, target="cortex-m55", kernels="arm_dsp").kernels[0].variant == "arm_dsp"
+    with caplog.at_level(logging.INFO, logger="tinyfuse.lower"):
+        r = compile_model(case.model, target="cortex-m55", kernels="arm_mve")
+    assert r.kernels[0].variant == "ref"
+    assert any("arm_mve kernel not used" in m for m in caplog.messages)
+    with pytest.raises(TinyfuseError, match="no dsp feature"):
+        compile_model(conv.model, target="cortex-m0", kernels="arm_dsp")
+
+
+def test_flattened_pixels_need_operands_full_or_broadcast_in_h_and_w():
+    """The blocked kernels index the epilogue by flattened pixels: an operand broadcast along only one
+    of H and W must send the group to the portable kernel."""
+    out = (1, 4, 5, 8)
+
+    class Epi:
+        def __init__(self, shape):
+            self.ops = [Call("add", [Var("a", TensorType(out, "int32")), Var("b", TensorType(shape, "int32"))], {})]
+    for ok in [(1, 4, 5, 8), (1, 1, 1, 8), (8,), (4, 5, 1), (1, 4, 5, 1)]:
+        check_flat_operands(Epi(ok), out, (1, 2))
+    for bad in [(1, 1, 5, 8), (1, 4, 1, 8), (5, 8)]:
+        with pytest.raises(Unsupported):
+            check_flat_operands(Epi(bad), out, (1, 2))
+
+
+@pytest.mark.parametrize("model,target", [("kws_ref_model", "cortex-m4"), ("pretrainedResnet_quant", "cortex-m55")])
+def test_simd_sources_compile_warning_free_with_gcc_and_clang(model, target, tmp_path):
+    """The generated arm_dsp / arm_mve C (ACLE intrinsics, inline asm, Helium intrinsics) builds with
+    -Wall -Wextra -Wconversion -Werror under arm-none-eabi-gcc and clang."""
+    import shutil
+    import subprocess
+    from compiler.target import get_target
+    from tests.conftest import shared_or_skip
+    require_tools(target)
+    path = shared_or_skip("models", "onnx", f"{model}.onnx")
+    result = compile_model(path, target=target, disabled_passes=("poly_fuse",))
+    assert {k.variant for k in result.kernels} & {"arm_dsp", "arm_mve"}
+    src = result.write(tmp_path / "src") / f"{result.name}.c"
+    flags = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Wconversion", "-Werror", "-c", str(src), "-o", str(tmp_path / "m.o")]
+    cpu = [f for f in get_target(target).cflags if f.startswith(("-mcpu", "-mthumb", "-mfloat-abi", "-mfpu"))]
+    compilers = [["arm-none-eabi-gcc"]]
+    if shutil.which("clang"):
+        compilers.append(["clang", "--target=arm-none-eabi", "-isystem", "/usr/lib/arm-none-eabi/include"])
+    for cc in compilers:
+        proc = subprocess.run([*cc, *cpu, *flags], capture_output=True, text=True)
+        assert proc.returncode == 0, f"{cc[0]}: {proc.stderr[:3000]}"
