@@ -133,3 +133,115 @@ def activation_range(kind_bounds, scale: float, zero_point: int, dtype="int8") -
         if a_max is not None:
             hi = min(hi, int(zero_point + round_half_away(a_max / scale)))
     return lo, hi
+
+
+# ---------------------------------------------------------------------------------- TFLite SOFTMAX
+# The int8 → int8 SOFTMAX of TFLite Micro (micro/kernels/softmax_common.cc prepares, and
+# kernels/internal/reference/softmax.h runs, on gemmlowp's fixed-point exp and reciprocal).
+# Output quantization is fixed at (1/256, -128). Per row:
+#   d = x − max(x)                                  (the input zero point cancels)
+#   elements with d < diff_min have exp ≈ 0: they output -128 and add nothing to the sum
+#   a = SRDHM(d · 2^left_shift, multiplier)          d · beta · in_scale in Q5.26
+#   e = exp(a) in Q0.31                              (exp_on_negative_values)
+#   sum = Σ RDBP(e, 12) in Q12.19                    (int32, no saturation)
+#   1/sum as a Q0.31 value r of 1/(sum normalised to [1, 2)) and a power of two
+#   y = RDBP(SRDHM(r, e), num_bits_over_unit + 23) − 128, saturated to int8
+# TFLM aborts (TFLITE_CHECK exponent ≤ 31) when a sum reaches 2^28: 512 or more elements tied at the max.
+
+SOFTMAX_DIFF_INT_BITS = 5        # integer bits of the scaled difference (kScaledDiffIntegerBits)
+SOFTMAX_ACCUM_INT_BITS = 12      # integer bits of the sum of exps (kAccumulationIntegerBits)
+SOFTMAX_OUT_Q = (1.0 / 256, -128)
+
+# exp(-2^k) in Q0.31 for k = -2 .. 4: the factors of exp_on_negative_values' barrel shifter.
+_EXP_NEG_POW2 = (1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242)
+
+
+def softmax_params(in_scale: float, beta: float = 1.0) -> dict:
+    """TFLM's int8 SOFTMAX preparation (PreprocessSoftmaxScaling, CalculateInputRadius).
+
+    beta and in_scale are float32 in the model; their product, widened to double, times 2^26 and
+    capped at 2^31 − 1, becomes a Q31 multiplier with a left shift (it is > 1 for any sane scale).
+    diff_min = −floor(31 · 2^26 / 2^left_shift): the most negative x − max(x) whose scaled value
+    still fits Q5.26. Returns dict(multiplier, left_shift, diff_min).
+    """
+    frac = 31 - SOFTMAX_DIFF_INT_BITS
+    real = min(float(np.float32(beta)) * float(np.float32(in_scale)) * float(1 << frac), float(INT32_MAX))
+    if not real > 1.0:
+        raise ValueError(f"softmax: beta·input_scale {real / (1 << frac):g} is too small for TFLM's kernel")
+    m, shift = quantize_multiplier(real)
+    radius = (((1 << SOFTMAX_DIFF_INT_BITS) - 1) << frac) >> shift      # exact floor of the double division
+    return dict(multiplier=m, left_shift=shift, diff_min=-radius)
+
+
+def softmax_is_fixed_point(in_scale: float, out_scale: float, out_zero_point: int, beta: float = 1.0) -> bool:
+    """Whether qnn.softmax runs TFLM's fixed-point kernel: output (1/256, -128) in float32, and a
+    beta·input scale TFLM accepts (> 2^-26). Other output quantizations (ONNX QDQ models may pick
+    any) have no TFLM counterpart and keep the float fallback of QSoftmax."""
+    real = float(np.float32(beta)) * float(np.float32(in_scale)) * float(1 << (31 - SOFTMAX_DIFF_INT_BITS))
+    return (np.float32(out_scale) == np.float32(SOFTMAX_OUT_Q[0]) and int(out_zero_point) == SOFTMAX_OUT_Q[1]
+            and real > 1.0)
+
+
+def sat_shl(x, exponent: int):
+    """gemmlowp SaturatingRoundingMultiplyByPOT with exponent > 0: x · 2^exponent clamped to int32."""
+    x = np.asarray(x, np.int64)
+    thr = (1 << (31 - exponent)) - 1
+    return np.where(x > thr, INT32_MAX, np.where(x < -thr, INT32_MIN, x << exponent))
+
+
+def _exp_quarter(a):
+    """exp(a) for a in [-1/4, 0), Q0.31 → Q0.31: Taylor polynomial of degree 4 around -1/8."""
+    c = 1895147668                                   # exp(-1/8)
+    x = np.asarray(a, np.int64) + (1 << 28)          # a + 1/8
+    x2 = srdhm(x, x)
+    x3 = srdhm(x2, x)
+    x4 = srdhm(x2, x2)
+    poly = rdbp(srdhm(rdbp(x4, 2) + x3, 715827883) + x2, 1)     # x^4/24 + x^3/6 + x^2/2
+    return c + srdhm(c, x + poly)
+
+
+def exp_on_negative_values(a, int_bits: int = SOFTMAX_DIFF_INT_BITS):
+    """exp(a) for a ≤ 0 held in Q(int_bits).(31−int_bits), 0 ≤ int_bits ≤ 5; result in Q0.31.
+
+    a = q + r with r in [-1/4, 0) and q a non-positive multiple of 1/4: exp(r) by polynomial, then
+    one multiplication by exp(-2^k) for every bit k of −q. exp(0) is INT32_MAX (gemmlowp's One).
+    """
+    if not 0 <= int_bits <= 5:
+        raise ValueError("exp_on_negative_values: only 0..5 integer bits (no -32 clamp)")
+    a = np.asarray(a, np.int64)
+    frac = 31 - int_bits
+    quarter = 1 << (frac - 2)
+    r = (a & (quarter - 1)) - quarter                # in [-1/4, 0)
+    y = _exp_quarter(sat_shl(r, int_bits) if int_bits else r)
+    rest = r - a                                      # −q ≥ 0, a multiple of 1/4
+    for k, factor in zip(range(-2, 5), _EXP_NEG_POW2):
+        if int_bits > k:
+            y = np.where(rest & (1 << (frac + k)), srdhm(y, factor), y)
+    return np.where(a == 0, INT32_MAX, y)
+
+
+def one_over_one_plus_x(a):
+    """1 / (1 + a) for a in [0, 1) in Q0.31 → Q0.31: Newton-Raphson on half the denominator in Q2.29
+    (start 48/17 − 32/17·d, three steps), then doubled with saturation."""
+    a = np.asarray(a, np.int64)
+    s = a + INT32_MAX                                 # RoundingHalfSum(a, One): (s ± 1) / 2 toward zero
+    half_denom = np.where(s >= 0, (s + 1) // 2, -((1 - s) // 2))
+    x = 1515870810 + srdhm(half_denom, -1010580540)
+    for _ in range(3):
+        x = x + sat_shl(srdhm(x, (1 << 29) - srdhm(half_denom, x)), 2)
+    return sat_shl(x, 1)
+
+
+def softmax_int8(x, params: dict, axis: int = -1) -> np.ndarray:
+    """TFLM int8 SOFTMAX along `axis` (output (1/256, -128)); params from softmax_params."""
+    x = np.asarray(x, np.int64)
+    d = x - x.max(axis=axis, keepdims=True)
+    live = d >= params["diff_min"]
+    scaled = srdhm(np.where(live, d, 0) << params["left_shift"], params["multiplier"])
+    e = np.where(live, exp_on_negative_values(scaled), 0)
+    total = rdbp(e, SOFTMAX_ACCUM_INT_BITS).sum(axis=axis, keepdims=True)    # Q0.31 → Q12.19; > 0
+    clz = 32 - np.frexp(total.astype(np.float64))[1]  # leading zeros of the uint32 sum (exact below 2^53)
+    recip = one_over_one_plus_x((total << clz) - (1 << 31))
+    exponent = SOFTMAX_ACCUM_INT_BITS - clz + 31 - 8
+    y = rdbp(srdhm(recip, e), exponent) + SOFTMAX_OUT_Q[1]
+    return saturate(np.where(live, y, SOFTMAX_OUT_Q[1]))

@@ -33,6 +33,7 @@ IPM = {
     ("dw", "dw_plane"): 6.3, ("pw", "pixel_buffer"): 5.6, ("conv", "pixel_buffer"): 7.9,
     ("dw", "pixel_buffer"): 14.0,
     ("conv", "fused_chain"): 7.6, ("dw", "fused_chain"): 15.5, ("pw", "fused_chain"): 6.8,
+    ("conv", "fused_chain_dsp"): 1.9, ("dw", "fused_chain_dsp"): 6.5, ("pw", "fused_chain_dsp"): 2.0,
 }
 EPILOGUE_INSNS = 14           # requantize + clamp + store of one output element
 ROW_OVERHEAD_INSNS = 12       # per output row per stage of a fused chain (step bookkeeping, ring slot)
@@ -100,7 +101,8 @@ def conv_bytes(geo, weights: bool = True) -> int:
 
 
 def chain_estimate(plan, target=None, unfused_variant: str = "ref") -> ChainEstimate:
-    """Fused vs unfused estimate of a ``linebuf.ChainPlan``."""
+    """Fused vs unfused estimate of a ``linebuf.ChainPlan`` (DSP stages on a target with ``dsp``)."""
+    fused_variant = "fused_chain_dsp" if getattr(target, "dsp", False) else "fused_chain"
     fused_insns = unf_insns = 0.0
     fused_bytes = unf_bytes = 0
     regs = 0
@@ -109,7 +111,7 @@ def chain_estimate(plan, target=None, unfused_variant: str = "ref") -> ChainEsti
         fam = family(g)
         evals = plan.evaluations[i]
         macs_i = evals * g.KH * g.KW * g.Cg
-        fused_insns += macs_i * ipm(fam, "fused_chain") + evals * EPILOGUE_INSNS
+        fused_insns += macs_i * ipm(fam, fused_variant) + evals * EPILOGUE_INSNS
         fused_insns += plan.ntiles * g.OH * ROW_OVERHEAD_INSNS
         unf_insns += g.macs * ipm(fam, unfused_variant) + g.out_bytes * EPILOGUE_INSNS
         b = conv_bytes(g)
@@ -119,7 +121,6 @@ def chain_estimate(plan, target=None, unfused_variant: str = "ref") -> ChainEsti
         regs = max(regs, 11 + (1 if st.src[0] == "stage" else 0) + len(st.extras) + len(st.param_reads))
     if regs > SPILL_REGS:
         fused_insns *= 1.05
-    outs = sum(plan.evaluations)
     fused = KernelEstimate(plan.macs, fused_bytes, plan.scratch_bytes, fused_insns,
                            max(plan.macs / getattr(target, "peak_macs_per_cycle", 1.0),
                                fused_bytes / getattr(target, "sram_bytes_per_cycle", 4.0)),
@@ -128,7 +129,6 @@ def chain_estimate(plan, target=None, unfused_variant: str = "ref") -> ChainEsti
                              max(plan.macs_unfused / getattr(target, "peak_macs_per_cycle", 1.0),
                                  unf_bytes / getattr(target, "sram_bytes_per_cycle", 4.0)),
                              plan.macs_unfused / unf_bytes if unf_bytes else 0.0)
-    del outs
     return ChainEstimate(fused, unfused, plan.recompute, regs, plan.tile_w, plan.scratch_bytes)
 
 

@@ -100,7 +100,7 @@ def _ring_expr(plan: ChainPlan, p: int):
     pow2 = rows & (rows - 1) == 0
 
     def at(a: str, b: str, c: str, j: str = "j") -> str:
-        slot = f"({a}) & {rows - 1}" if pow2 else f"({a}) % {rows}"
+        slot = "0" if rows == 1 else f"({a}) & {rows - 1}" if pow2 else f"({a}) % {rows}"
         col = affine((b, 1), (j, -alpha), (str(-beta), 1))
         return f"lb{p}[(({slot}) * {width} + {col}) * {K} + {c}]"
     return at

@@ -43,7 +43,9 @@ log = logging.getLogger("tinyfuse.poly_fuse")
 
 
 def poly_fuse(mod: IRModule, target=None, scratch_bytes: int | None = None, max_stages: int = 4,
-              max_rounds: int = 16) -> IRModule:
+              max_rounds: int = 16, max_recompute: float = 1.10) -> IRModule:
+    """The pass (module doc). ``scratch_bytes``: line-buffer budget (default: the target's);
+    ``max_recompute``: the most MACs a fused kernel may compute, relative to its members unfused."""
     from ..target import get_target
     tgt = get_target(target or "host")
     budget = tgt.scratch_bytes if scratch_bytes is None else scratch_bytes
@@ -57,7 +59,7 @@ def poly_fuse(mod: IRModule, target=None, scratch_bytes: int | None = None, max_
         options = []
         for members in candidates(main, max_stages):
             if any(id(m) in hot for m in members[:-1]):      # fusing removes only the members' outputs
-                options += _options(main, members, tgt, budget, base, rejected)
+                options += _options(main, members, tgt, budget, base, rejected, max_recompute)
         options.sort(key=lambda o: (o["peak"], o["est"].fused.instructions))
         applied = False
         for opt in options:
@@ -193,7 +195,7 @@ def _tile_widths(ow: int) -> list[int]:
     return ws
 
 
-def _options(main, members, tgt, budget, base, rejected) -> list[dict]:
+def _options(main, members, tgt, budget, base, rejected, max_recompute=1.10) -> list[dict]:
     """Fusion options of one candidate that the cost model accepts, with their arena peaks."""
     names = "_".join(family(ConvGeom.of(m.op)[2]) for m in members)
     attrs = {"Primitive": True, "name": f"polyfused_{names}", "poly": {}}
@@ -230,7 +232,7 @@ def _options(main, members, tgt, budget, base, rejected) -> list[dict]:
         fn = Function(call.op.params, call.op.body, {**attrs, "poly": info, "poly_inplace": inplace})
         trial_main, _ = merge(main, members, fn.attrs)
         peak = best_schedule(kernel_graph(trial_main)[0]).peak
-        d = decide(est, base, peak, budget)
+        d = decide(est, base, peak, budget, max_recompute)
         if not d.fuse:
             break                       # the widest width that fits decides (narrower: more recompute)
         info["decision"] = d.reason

@@ -78,4 +78,77 @@ static inline int32_t tf_avg_round(int32_t sum, int32_t count)
   return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
 }
 
+/* ---- TFLite int8 SOFTMAX: gemmlowp fixed-point exp and reciprocal (compiler/quant.py, softmax_int8).
+ * Qm.n: an int32 holding value * 2^n, m integer bits, n = 31 - m. */
+
+/* gemmlowp SaturatingRoundingMultiplyByPOT, exponent e in 1..30: x * 2^e clamped to int32. */
+static inline int32_t tf_sat_shl(int32_t x, int32_t e)
+{
+  const int32_t thr = (int32_t)((1u << (31 - e)) - 1u);
+  if (x > thr) return INT32_MAX;
+  if (x < -thr) return INT32_MIN;
+  return (int32_t)((uint32_t)x << e);
+}
+
+/* Count of leading zero bits, x != 0. */
+static inline int32_t tf_clz32(uint32_t x)
+{
+#if defined(__GNUC__)
+  return (int32_t)__builtin_clz(x);                    /* one CLZ on Arm */
+#else
+  int32_t n = 0;
+  while (!(x & 0x80000000u)) { x <<= 1; ++n; }
+  return n;
+#endif
+}
+
+/* exp(a) for a in [-1/4, 0), Q0.31 in and out: degree-4 Taylor polynomial around -1/8. */
+static inline int32_t tf_exp_quarter(int32_t a)
+{
+  const int32_t c = 1895147668;                        /* exp(-1/8) */
+  const int32_t x = a + (1 << 28);                     /* a + 1/8 */
+  const int32_t x2 = tf_srdhm(x, x), x3 = tf_srdhm(x2, x), x4 = tf_srdhm(x2, x2);
+  const int32_t poly = tf_rdbp(tf_srdhm(tf_rdbp(x4, 2) + x3, 715827883) + x2, 1);  /* x^4/24 + x^3/6 + x^2/2 */
+  return c + tf_srdhm(c, x + poly);
+}
+
+/* gemmlowp exp_on_negative_values for a <= 0 in Q5.26 (the softmax's scaled difference); result in
+ * Q0.31. a = q + r, r in [-1/4, 0) by polynomial, then one factor exp(-2^k) per set bit k of -q. */
+static inline int32_t tf_exp_on_negative_values(int32_t a)
+{
+  const int32_t quarter = 1 << 24;
+  const int32_t r = (a & (quarter - 1)) - quarter;
+  const int32_t rest = r - a;                          /* -q >= 0 */
+  int32_t y = tf_exp_quarter(r * 32);                  /* Q5.26 -> Q0.31; |r| <= 1/4: no saturation */
+  if (rest & (1 << 24)) y = tf_srdhm(y, 1672461947);   /* exp(-1/4) */
+  if (rest & (1 << 25)) y = tf_srdhm(y, 1302514674);   /* exp(-1/2) */
+  if (rest & (1 << 26)) y = tf_srdhm(y, 790015084);    /* exp(-1) */
+  if (rest & (1 << 27)) y = tf_srdhm(y, 290630308);    /* exp(-2) */
+  if (rest & (1 << 28)) y = tf_srdhm(y, 39332535);     /* exp(-4) */
+  if (rest & (1 << 29)) y = tf_srdhm(y, 720401);       /* exp(-8) */
+  if (rest & (1 << 30)) y = tf_srdhm(y, 242);          /* exp(-16) */
+  return a == 0 ? INT32_MAX : y;
+}
+
+/* gemmlowp one_over_one_plus_x_for_x_in_0_1: 1/(1 + a) for a in [0, 1), Q0.31 in and out.
+ * Newton-Raphson on d = (1 + a)/2 in Q2.29: x = 48/17 - 32/17 d, three steps x += x (1 - d x). */
+static inline int32_t tf_one_over_one_plus_x(int32_t a)
+{
+  const int32_t d = (int32_t)(((int64_t)a + INT32_MAX + 1) >> 1);   /* RoundingHalfSum(a, One), a >= 0 */
+  int32_t x = 1515870810 + tf_srdhm(d, -1010580540);
+  for (int i = 0; i < 3; ++i)
+    x += tf_sat_shl(tf_srdhm(x, (1 << 29) - tf_srdhm(d, x)), 2);
+  return tf_sat_shl(x, 1);                              /* x/2 as Q1.30 -> Q0.31 */
+}
+
+/* TFLite GetReciprocal of a softmax's Q12.19 sum of exps (sum > 0): returns 1/(sum scaled into [1, 2))
+ * in Q0.31 and sets *exponent to the int8 output's RoundingDivideByPOT exponent,
+ * num_bits_over_unit + 31 - 8. */
+static inline int32_t tf_softmax_reciprocal(int32_t sum, int32_t *exponent)
+{
+  const int32_t lz = tf_clz32((uint32_t)sum);
+  *exponent = 12 - lz + 23;
+  return tf_one_over_one_plus_x((int32_t)(((uint32_t)sum << lz) - 0x80000000u));
+}
+
 #endif /* TINYFUSE_QUANT_H */
