@@ -13,7 +13,7 @@ element-wise siblings: one statement per element of x computing every branch (x 
 import numpy as np
 
 from ..codegen.templates import template
-from ..ir import Call, Constant, Function, post_order
+from ..ir import Call, Function, post_order
 from ..ops.conv import Conv2D
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box

@@ -27,7 +27,6 @@ import numpy as np
 from .. import quant
 from ..errors import TinyfuseError
 from ..ir.op import OpDef, OpPattern, register_op
-from ..ir.types import TensorType
 
 
 def _rows(x: np.ndarray, axis: int) -> np.ndarray:

@@ -78,7 +78,7 @@ def _grow(anchor: Call, x: Expr, uses: dict, outputs: set, downstream: set) -> l
                 and u.ty.shape == b.ty.shape):
             break
         others = [a for a in u.args if a is not b]
-        if not all(isinstance(a, (Constant, Var)) or a is x for a in others) or any(id(a) in downstream for a in others):
+        if any(not (isinstance(a, (Constant, Var)) or a is x) or id(a) in downstream for a in others):
             break
         chain.append(u)
         b = u

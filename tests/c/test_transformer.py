@@ -27,7 +27,8 @@ N = helper.make_node
 
 
 def graph_model(nodes, inputs: dict, outputs: dict, inits: dict, opset: int = 20) -> onnx.ModelProto:
-    g = helper.make_graph(nodes, "t", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
+    g = helper.make_graph(nodes, "t",
+                          [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
                           [helper.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in outputs.items()],
                           initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
@@ -55,7 +56,8 @@ def quantize_qdq(model: onnx.ModelProto, tmp_path, n: int = 16, seed: int = 3) -
 
 
 def lsb_histogram(out, ref, lsb: float) -> Counter:
-    return Counter(np.rint(np.abs(out.astype(np.float64) - ref.astype(np.float64)) / lsb).astype(int).reshape(-1).tolist())
+    diff = np.abs(out.astype(np.float64) - ref.astype(np.float64)) / lsb
+    return Counter(np.rint(diff).astype(int).reshape(-1).tolist())
 
 
 def output_scale(model: onnx.ModelProto) -> float:
@@ -180,7 +182,7 @@ def test_int8_layer_norm_and_gelu_many_inputs(tmp_path):
     check_int8(tmp_path, qmodel, seeds=range(6))
 
 
-# ----------------------------------------------------------------------------------------- horizontal: convs, element-wise
+# ----------------------------------------------------------------------------------------- horizontal: convs, elemwise
 
 @pytest.fixture
 def fuse_all_siblings(monkeypatch):
@@ -209,7 +211,8 @@ def test_sibling_convs_one_kernel(tmp_path, fuse_all_siblings):
 def test_sibling_int8_convs_exact(tmp_path, fuse_all_siblings):
     nodes = [N("Conv", ["X", "W1", "B1"], ["c1"]), N("Relu", ["c1"], ["r1"]), N("Conv", ["X", "W2", "B2"], ["c2"]),
              N("Concat", ["c2", "r1"], ["Y"], axis=1)]
-    inits = {"W1": rand(4, 3, 1, 1, seed=1), "B1": rand(4, seed=2), "W2": rand(6, 3, 1, 1, seed=3), "B2": rand(6, seed=4)}
+    inits = {"W1": rand(4, 3, 1, 1, seed=1), "B1": rand(4, seed=2), "W2": rand(6, 3, 1, 1, seed=3),
+             "B2": rand(6, seed=4)}
     qmodel = quantize_qdq(graph_model(nodes, {"X": np.zeros((1, 3, 6, 5))}, {"Y": [1, 10, 6, 5]}, inits, opset=13),
                           tmp_path)
     result = check_int8(tmp_path, qmodel, max_lsb=1)
@@ -223,7 +226,8 @@ def test_sibling_int8_convs_cortex_m4(tmp_path, fuse_all_siblings):
         pytest.skip(f"cortex-m4 needs {', '.join(missing_tools('cortex-m4'))}")
     nodes = [N("Conv", ["X", "W1", "B1"], ["c1"]), N("Relu", ["c1"], ["r1"]), N("Conv", ["X", "W2", "B2"], ["c2"]),
              N("Concat", ["c2", "r1"], ["Y"], axis=1)]
-    inits = {"W1": rand(4, 8, 1, 1, seed=1), "B1": rand(4, seed=2), "W2": rand(6, 8, 1, 1, seed=3), "B2": rand(6, seed=4)}
+    inits = {"W1": rand(4, 8, 1, 1, seed=1), "B1": rand(4, seed=2), "W2": rand(6, 8, 1, 1, seed=3),
+             "B2": rand(6, seed=4)}
     qmodel = quantize_qdq(graph_model(nodes, {"X": np.zeros((1, 8, 6, 5))}, {"Y": [1, 10, 6, 5]}, inits, opset=13),
                           tmp_path)
     result = compile_model(qmodel, target="cortex-m4")
@@ -248,7 +252,8 @@ def test_shared_transformer_block_float(tmp_path):
     assert_close_to(got, io["ort_float"])
     q_k_v = [k for k in before.kernels if k.ops == ["nn.matmul", "add"]]
     assert len(q_k_v) == 3                                           # before: one kernel per projection
-    assert [k.ops for k in result.kernels if k.ops[0] == "horizontal"] == [["horizontal", "nn.matmul", "add", "add", "add"]]
+    (h,) = [k for k in result.kernels if k.ops[0] == "horizontal"]
+    assert h.ops == ["horizontal", "nn.matmul", "add", "add", "add"]
     assert [k.ops[0] for k in result.kernels] == ["nn.layer_norm", "horizontal", "nn.batch_matmul", "nn.softmax",
                                                   "nn.batch_matmul", "nn.matmul", "nn.layer_norm", "nn.matmul",
                                                   "nn.matmul"]

@@ -94,11 +94,13 @@ def int8_attention(seq=6, dim=8, heads=2):
         m, sh = quant.quantize_multipliers(RNG.uniform(0.002, 0.01, dim))
         y = call("qnn.requantize", acc, Constant(m), Constant(sh), output_zero_point=int(RNG.integers(-5, 5)))
         p = quant.add_params(0.02, RNG.uniform(0.01, 0.03), 0.03)
-        proj.append(call("qnn.add", Constant(randi8(dim)), y, a_zero_point=j, b_zero_point=-j, out_zero_point=2 * j, **p))
+        proj.append(call("qnn.add", Constant(randi8(dim)), y, a_zero_point=j, b_zero_point=-j, out_zero_point=2 * j,
+                         **p))
     q, k, v = proj
     s = call("qnn.batch_matmul", split_heads(q, heads), split_heads(k, heads, True), a_zero_point=1, b_zero_point=-2)
     m, sh = quant.quantize_multiplier(0.004)
-    s8 = call("qnn.requantize", s, Constant(np.array(m, np.int32)), Constant(np.array(sh, np.int32)), output_zero_point=3)
+    s8 = call("qnn.requantize", s, Constant(np.array(m, np.int32)), Constant(np.array(sh, np.int32)),
+              output_zero_point=3)
     o = call("qnn.batch_matmul", s8, split_heads(v, heads), a_zero_point=3, b_zero_point=0)
     m, sh = quant.quantize_multiplier(0.003)
     o8 = call("qnn.requantize", o, Constant(np.array(m, np.int32)), Constant(np.array(sh, np.int32)))
