@@ -481,4 +481,4 @@ def test_cli_compiles_and_reports_a_tflite(tmp_path, capsys):
     assert cli_main(["compile", str(path), "-o", str(tmp_path / "c")]) == 0
     assert (tmp_path / "c" / "ad01_int8.h").is_file()
     assert cli_main(["report", str(path)]) == 0
-    assert "qnn.matmul" in capsys.readouterr().out
+    assert "fused_qmatmul" in capsys.readouterr().out
