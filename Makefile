@@ -55,6 +55,7 @@ bench: setup
 	$(VPY) benchmarks/targets.py $(BENCH_ARGS)
 	$(VPY) benchmarks/int8_targets.py
 	$(VPY) benchmarks/memory.py
+	$(VPY) benchmarks/tune.py --fresh $(TUNE_ARGS)
 
 # ONNX backend node tests (mcu preset, node + pytorch-converted) end to end: pass/fail per op, total;
 # fails on a case outside tests/conformance/expected_failures.txt or an expected failure that passes

@@ -1,4 +1,4 @@
-"""tinyfuse command line: compile | run | bench | report.
+"""tinyfuse command line: compile | run | bench | report | tune.
 
 Every user error (bad model, unsupported op, bad option) prints one line ``error: ...`` on stderr
 and exits with code 2; ``--debug`` shows the traceback instead.
@@ -37,6 +37,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "default, or $TINYFUSE_KERNELS), ref (portable C everywhere) or one variant")
     p.add_argument("--scratch-bytes", type=int, default=None, metavar="N",
                    help="working-set budget of a poly-fused kernel's line buffers (default: the target's)")
+    p.add_argument("--tuning-records", metavar="FILE", help="JSON lines from `tinyfuse tune`: apply the measured "
+                   "best choices (kernel variant per kernel, poly_fuse on/off, scratch budget)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -76,6 +78,17 @@ def build_parser() -> argparse.ArgumentParser:
     _common(rep)
     rep.add_argument("-o", "--output", metavar="DIR", help="also write memory_plan.svg, roofline.svg and "
                      "report.json into DIR")
+    t = sub.add_parser("tune", help="measure schedules under qemu, write tuning records, train the cost model")
+    t.add_argument("model", help="an .onnx or .tflite file")
+    t.add_argument("--target", required=True, help="a qemu target: cortex-m0 ... cortex-m55, rv32imac")
+    t.add_argument("--trials", type=int, default=8, help="schedules to measure (default 8, + 1 to verify)")
+    t.add_argument("--records", metavar="FILE", help="JSON-lines file the records are appended to "
+                   "(default <model stem>.<target>.tune.jsonl)")
+    t.add_argument("--jobs", type=int, default=None, help="parallel qemu runs (default: the CPU count)")
+    t.add_argument("--max-arena-growth", type=float, default=0.0, metavar="F",
+                   help="the tuned arena may exceed the default's by this fraction (default 0: memory first)")
+    t.add_argument("--json", action="store_true", help="print one JSON object")
+    t.add_argument("--debug", action="store_true", help="show tracebacks")
     return ap
 
 
@@ -84,7 +97,7 @@ def _compile(args):
     placement = {k: getattr(args, k, None) for k in ("weights_section", "arena_section", "code_section", "align")}
     return compile_model(args.model, target=args.target, name=args.name, disabled_passes=args.disable_pass,
                          dump_ir=args.dump_ir, planner=args.planner, rounding=args.rounding, kernels=args.kernels,
-                         scratch_bytes=args.scratch_bytes, **placement)
+                         scratch_bytes=args.scratch_bytes, tuning_records=args.tuning_records, **placement)
 
 
 def cmd_compile(args) -> int:
@@ -346,7 +359,24 @@ def bench_text(f: dict) -> str:
     return "\n".join(lines)
 
 
-COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report}
+def cmd_tune(args) -> int:
+    from .tune import tune
+    records = args.records or f"{Path(args.model).stem}.{args.target}.tune.jsonl"
+    s = tune(args.model, args.target, trials=args.trials, records_path=records, jobs=args.jobs,
+             max_arena_growth=args.max_arena_growth)
+    if args.json:
+        print(json.dumps(s))
+        return 0
+    gain = 1 - s["after"] / s["before"]
+    print(f"model {s['model']} on {s['target']}: {s['before']} -> {s['after']} instructions ({gain:+.1%} fewer), "
+          f"arena {s['arena_before']} -> {s['arena_after']} B; {s['trials']} trials in {s['seconds']} s "
+          f"({s['jobs']} jobs); global knobs {s['global']}")
+    print(f"records: {records} ({s['kernel_records']} kernel records); model: {records}.model.json; "
+          f"use: tinyfuse compile {args.model} --target {args.target} --tuning-records {records} -o OUT")
+    return 0
+
+
+COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "tune": cmd_tune}
 
 
 def main(argv=None) -> int:

@@ -103,7 +103,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   dump_ir: str | Path | None = None, planner: str = "best", weights_section: str | None = None,
                   arena_section: str | None = None, code_section: str | None = None,
                   align: int | None = None, rounding: str = "double", kernels: str | None = None,
-                  scratch_bytes: int | None = None) -> CompileResult:
+                  scratch_bytes: int | None = None, tuning_records=None) -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -113,6 +113,9 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     chooses the kernel variants: 'auto' (the fastest the target has: arm_dsp, arm_mve), 'ref' (portable
     C everywhere) or one variant name; default: $TINYFUSE_KERNELS, else 'auto'. ``scratch_bytes``
     bounds the working set of a poly-fused kernel (default: the target's scratch budget).
+    ``tuning_records`` (a JSON-lines path from ``tinyfuse tune`` or a ``compiler.tune.TuningRecords``)
+    applies the measured best choices: the model's global knobs (poly_fuse on/off, scratch budget)
+    and, per kernel signature, the variant with the fewest measured instructions (compiler/tune.py).
     """
     tgt = get_target(target)
     kernels = kernels or os.environ.get("TINYFUSE_KERNELS") or "auto"
@@ -130,15 +133,22 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
             model = load_onnx(model)
         model_hash, ir = hashlib.sha256(model.SerializeToString()).hexdigest()[:16], from_onnx(model, name)
     timings: dict = {}
+    choose = None
+    if tuning_records is not None:
+        from .tune import load_records
+        records = load_records(tuning_records)
+        disabled_passes, scratch_bytes = records.apply_global(model_hash, tgt.name, disabled_passes, scratch_bytes)
+        choose = records.chooser(tgt.name)
     mod = run_pipeline(ir, disabled=disabled_passes, dump_dir=dump_ir, timings=timings, rounding=rounding,
                        target=tgt, scratch_bytes=scratch_bytes)
-    result = _lower_and_plan(mod, model_hash, planner, timings, tgt, placement, kernels)
+    result = _lower_and_plan(mod, model_hash, planner, timings, tgt, placement, kernels, choose)
     check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
     return result
 
 
 def _lower_and_plan(mod: IRModule, model_hash: str, planner: str, timings: dict, target="host",
-                    placement: Placement = Placement(), kernels: str = "auto") -> CompileResult:
+                    placement: Placement = Placement(), kernels: str = "auto", choose=None) -> CompileResult:
+    """``choose(fn, option)``: a kernel-variant choice for one group (tuning records), or None."""
     tgt = get_target(target)
     func = mod.main
     pool = ConstPool(mod.name)
@@ -157,8 +167,10 @@ def _lower_and_plan(mod: IRModule, model_hash: str, planner: str, timings: dict,
 
     # kernel order, in-place choices, lowering, buffers and offsets: compiler/memory/arena.py
     def lower(fn, kname, dry, option):
-        return lower_for_arena(fn, kname, ConstPool(mod.name) if dry else pool, tgt, kernels, option)
-    arena = plan_arena(func, lower, planner, alignment=16, dry_run=bool(kernel_variants(tgt, kernels)))
+        k = (choose(fn, option) if choose is not None else None) or kernels
+        return lower_for_arena(fn, kname, ConstPool(mod.name) if dry else pool, tgt, k, option)
+    arena = plan_arena(func, lower, planner, alignment=16,
+                       dry_run=choose is not None or bool(kernel_variants(tgt, kernels)))
     offset = arena.offset
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
     steps = [Step(kernel, [offset(a) for a in call.args], offset(call), arena.scratch_offset(i), call)

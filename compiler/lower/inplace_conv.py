@@ -185,15 +185,29 @@ def _ord(order: str, v: str) -> str:
     return v if order == "ascending" else f"-{v}"
 
 
-def pixel_buffer_model(g: ConvGeom, order: str) -> list[Access]:
-    """S_px[oh, ow, k] (one output channel into T[k]) then S_store[oh, ow, k] (T[k] over Y)."""
+def pixel_buffer_model(g: ConvGeom, order: str, block: int = 1) -> list[Access]:
+    """S_px[oh, ow, k] (one output channel into T) then S_store[oh, ow, k] (T over Y).
+
+    ``block`` = 1: one pixel at a time (this module's kernel). ``block`` = 2: pixels flattened
+    (p = oh * OW + ow) and taken in pairs, the odd one last, as the SIMD variants block them
+    (compiler/lower/conv2d_arm.py): both pixels' windows are read before either is stored."""
     out = box(("oh", "ow", "k"), (g.OH, g.OW, g.K))
     x = (f"X[ih, iw, ci] : exists r, s, c, q, m: k = {g.M}q + m and 0 <= m < {g.M} and "
          f"ci = {g.Cg}q + c and 0 <= c < {g.Cg} and ih = {g.sh}oh + {g.dh}r - {g.pt} and "
          f"iw = {g.sw}ow + {g.dw}s - {g.pl} and {g.taps_in_image('oh', 'ow')}")
-    t = (_ord(order, "oh"), _ord(order, "ow"))
-    return [Access("S_px", ("oh", "ow", "k"), out, t + ("0", "k"), reads=(x,), writes=("T[k]",)),
-            Access("S_store", ("oh", "ow", "k"), out, t + ("1", "k"), reads=("T[k]",), writes=("Y[oh, ow, k]",))]
+    if block == 1:
+        t = (_ord(order, "oh"), _ord(order, "ow"))
+        tail = ("0", "k")
+        return [Access("S_px", ("oh", "ow", "k"), out, t + tail, reads=(x,), writes=("T[oh, ow, k]",)),
+                Access("S_store", ("oh", "ow", "k"), out, t + ("1", "k"), reads=("T[oh, ow, k]",),
+                       writes=("Y[oh, ow, k]",))]
+    P = g.OH * g.OW
+    p = f"({g.OW}oh + ow)"
+    pair = f"floor({p}/2)" if order == "ascending" else f"floor(({P - 1} - {p})/2)"
+    return [Access("S_px", ("oh", "ow", "k"), out, (pair, "0", "oh", "ow", "k"), reads=(x,),
+                   writes=("T[oh, ow, k]",)),
+            Access("S_store", ("oh", "ow", "k"), out, (pair, "1", "oh", "ow", "k"), reads=("T[oh, ow, k]",),
+                   writes=("Y[oh, ow, k]",))]
 
 
 def lower_pixel_buffer(fn: Function, name: str, pool, order: str = "ascending") -> Kernel:

@@ -16,7 +16,9 @@ byte space the two tensors share):
   scratch (TinyEngine). Proof: no clobbered read of X, and ``compute_flow`` on the plane equals the
   intended producers (the copy of the same channel, or the border fill).
 - ``pixel_buffer``: any int8 conv through a K-byte pixel buffer, ascending or descending pixel order
-  (the first that proves). Proof: no clobbered read of X; the pixel buffer's flow is intended.
+  (the first that proves). Proof: no clobbered read of X; the pixel buffer's flow is intended; both
+  one pixel at a time and in pairs of flattened pixels (the blocking of the SIMD variants that
+  ``lower_simd_inplace`` runs under this rule).
 
 ``options(fn)`` caches per Function (proofs are ~5-50 ms each).
 """
@@ -149,17 +151,22 @@ def _pixel_buffer(fn: Function) -> list[InPlace]:
 
 
 def prove_pixel_buffer(g: ConvGeom) -> str | None:
-    """The first pixel order ('ascending', 'descending') in which the pixel-buffer kernel may write
-    over its input at the same offset, or None."""
+    """The first pixel order ('ascending', 'descending') in which a pixel-buffer kernel may write
+    over its input at the same offset, one pixel at a time and in pairs of flattened pixels (the
+    SIMD variants' blocking) alike, or None."""
     first = ("descending", "ascending") if g.out_bytes > g.in_bytes else ("ascending", "descending")
+    layout = Layout({"X": ((g.H, g.W, g.C), 1, 0), "Y": ((g.OH, g.OW, g.K), 1, 0)})
     for order in first:
-        model = Model(pixel_buffer_model(g, order))
-        layout = Layout({"X": ((g.H, g.W, g.C), 1, 0), "Y": ((g.OH, g.OW, g.K), 1, 0)})
-        if not clobbered_reads(model, layout, ("X",)).is_empty():
-            continue
-        intended = isl.UnionMap("{ S_px[oh, ow, k] -> S_store[oh, ow, k] }").intersect_domain(model.domain) \
-            .intersect_range(model.domain)
-        if flow_mismatch(model, (("T", 1),), intended).is_empty():
+        ok = True
+        for block in (1, 2):
+            model = Model(pixel_buffer_model(g, order, block))
+            intended = isl.UnionMap("{ S_px[oh, ow, k] -> S_store[oh, ow, k] }").intersect_domain(model.domain) \
+                .intersect_range(model.domain)
+            if not clobbered_reads(model, layout, ("X",)).is_empty() or \
+                    not flow_mismatch(model, (("T", 3),), intended).is_empty():
+                ok = False
+                break
+        if ok:
             return order
     return None
 

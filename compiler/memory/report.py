@@ -99,10 +99,11 @@ def report(result, target) -> tuple[str, dict[str, str]]:
     lines += ["", f"kernels (roofline: peak {peak:g} MACs/cycle, {bw:g} SRAM bytes/cycle, ridge "
                   f"{peak / bw:.2f} MACs/byte):",
               f"  {'kernel':<40} {'variant':<22} {'MACs':>10} {'bytes':>9} {'MAC/B':>7} {'est.instr':>10} "
-              f"{'scratch':>7}  in place"]
+              f"{'scratch':>7}  {'in place':<30} ops (anchor -> epilogue)"]
     for r in krows:
         lines.append(f"  {r['kernel']:<40} {r['variant']:<22} {r['macs']:>10} {r['bytes']:>9} "
-                     f"{r['intensity']:>7.2f} {r['instructions']:>10.0f} {r['scratch']:>7}  {r['inplace']}")
+                     f"{r['intensity']:>7.2f} {r['instructions']:>10.0f} {r['scratch']:>7}  {r['inplace']:<30} "
+                     f"{' -> '.join(r['ops'])}")
     lines += ["", "memory plan (t<i>: tensors, s<i>: kernel scratch; first/last = kernel index, -1 = model input;"
                   " a cluster shares an in-place offset):", format_plan(result.plan, result.buffers)]
     if mem is not None:

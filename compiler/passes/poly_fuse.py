@@ -12,11 +12,12 @@ only by the set, up to ``max_stages``. Loop (greedy, memory first):
 
 1. The arena peak of the current graph: ``memory.schedule.best_schedule`` (kernel order + in-place
    choices), the lower bound the planner works against.
-2. For every candidate and every column-tile width (full width = pure line buffers, no recompute;
-   narrower = overlapped tiles, recompute at the seams): isl sizes the line buffers
-   (``linebuf.analyze``); the fused kernel may write its output over a dying parameter (full width
-   only); ``cost.analytical.decide`` keeps options that lower the peak, fit the scratch budget and
-   recompute at most 10%.
+2. For every candidate whose intermediate tensors are live at a peak step: the widest column tile
+   whose line buffers fit the scratch budget (full width = pure line buffers, no recompute; halving
+   widths = overlapped tiles that recompute their seams), sized by isl (``linebuf.analyze``); the
+   fused kernel may write its output over a dying parameter (full width only: a later tile still
+   reads the input); ``cost.analytical.decide`` keeps it if it lowers the peak by >= 1%, fits the
+   budget and recomputes at most ``max_recompute`` (10%).
 3. The best option (lowest peak, then fewest estimated instructions) is proven with isl
    (``linebuf.prove``: line-buffer flow and the in-place output); a failed proof drops the option.
    Apply it and repeat until nothing lowers the peak.

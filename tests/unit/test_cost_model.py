@@ -1,0 +1,111 @@
+"""Learned cost model, kernel features and tuning records (no qemu: records are made up or taken
+from a compile)."""
+import json
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from compiler.cost.features import FEATURE_NAMES, group_signature, kernel_features, record_key, vector
+from compiler.cost.learned import CostModel, fit, holdout_split, spearman
+from compiler.driver import compile_model
+from compiler.tune import TuningRecords, load_records
+
+
+def _conv_model(path, c=4, k=8):
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((k, c, 3, 3)).astype(np.float32), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["y"], ["z"])]
+    g = helper.make_graph(nodes, "c", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, 6, 6])],
+                          [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, k, 6, 6])], [w])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def test_signature_is_stable_across_compiles_and_ignores_names(tmp_path):
+    path = _conv_model(tmp_path / "m.onnx")
+    a = compile_model(path, target="cortex-m4")
+    b = compile_model(path, target="cortex-m4", name="other")
+    sa = [group_signature(s.call.op, "cortex-m4") for s in a.steps]
+    sb = [group_signature(s.call.op, "cortex-m4") for s in b.steps]
+    assert sa == sb and all(len(s) == 16 for s in sa)
+    assert group_signature(a.steps[0].call.op, "cortex-m4") != group_signature(a.steps[0].call.op, "cortex-m0")
+    assert group_signature(a.steps[0].call.op, "cortex-m4", "dw_plane") != sa[0]
+    assert record_key(sa[0], {"variant": "ref"}) != record_key(sa[0], {"variant": "arm_dsp"})
+    assert record_key(sa[0], {"variant": "ref"}) == record_key(sa[0], {"variant": "ref"})
+
+
+def test_features_have_fixed_names_and_finite_values(tmp_path):
+    r = compile_model(_conv_model(tmp_path / "m.onnx"), target="cortex-m4")
+    for s in r.steps:
+        f = kernel_features(s.call.op, s.kernel)
+        v = vector(f)
+        assert list(f) == list(FEATURE_NAMES) and np.all(np.isfinite(v))
+    macs = max(kernel_features(s.call.op, s.kernel)["log_macs"] for s in r.steps)
+    assert macs == np.log1p(6 * 6 * 8 * 9 * 4)
+
+
+def _synthetic(n=120, seed=0):
+    """Kernels whose cost is macs x ipm(variant) + 14 x outputs (as the analytical model assumes)."""
+    rng = np.random.default_rng(seed)
+    feats, y, sigs = [], [], []
+    for i in range(n):
+        macs, outs = int(rng.integers(100, 10 ** 6)), int(rng.integers(10, 10 ** 4))
+        v = ["ref", "arm_dsp"][i % 2]
+        f = {name: 0.0 for name in FEATURE_NAMES}
+        f.update({"log_macs": np.log1p(macs), "log_out_elems": np.log1p(outs), f"variant={v}": 1.0,
+                  "family=conv": 1.0, "log_analytical": np.log1p(macs * 5 + outs * 14)})
+        feats.append(f)
+        y.append(macs * (7.4 if v == "ref" else 2.4) + 14 * outs)
+        sigs.append(f"g{i // 2}")
+    return feats, np.array(y), sigs
+
+
+def test_model_ranks_held_out_kernels_and_is_deterministic():
+    feats, y, sigs = _synthetic()
+    test = holdout_split(sigs, 0.25, seed=1)
+    assert test.sum() == 30 and (holdout_split(sigs, 0.25, seed=1) == test).all()
+    m1 = fit([f for f, t in zip(feats, test) if not t], y[~test])
+    m2 = fit([f for f, t in zip(feats, test) if not t], y[~test])
+    pred = m1.predict([f for f, t in zip(feats, test) if t])
+    assert np.array_equal(pred, m2.predict([f for f, t in zip(feats, test) if t]))
+    assert spearman(pred, y[test]) > 0.9
+    m3 = CostModel.from_json(m1.to_json())
+    assert np.allclose(m3.predict(feats[:5]), m1.predict(feats[:5]))
+
+
+def test_spearman_basics():
+    assert spearman([1, 2, 3], [10, 20, 30]) == 1.0
+    assert spearman([1, 2, 3], [3, 2, 1]) == -1.0
+    assert abs(spearman([1, 1, 2], [1, 2, 3]) - 0.866) < 1e-3      # ties: average ranks
+
+
+def test_records_choose_the_fewest_instructions_whatever_the_order(tmp_path):
+    recs = [{"kind": "kernel", "sig": "s1", "target": "cortex-m4", "knobs": {"variant": "ref"}, "instructions": 90},
+            {"kind": "kernel", "sig": "s1", "target": "cortex-m4", "knobs": {"variant": "arm_dsp"}, "instructions": 50},
+            {"kind": "kernel", "sig": "s2", "target": "cortex-m4", "knobs": {"variant": "arm_dsp"}, "instructions": 7},
+            {"kind": "kernel", "sig": "s2", "target": "cortex-m4", "knobs": {"variant": "ref"}, "instructions": 7},
+            {"kind": "choice", "model_hash": "h", "target": "cortex-m4", "knobs": {"poly_fuse": False,
+                                                                                    "scratch_bytes": 4096}}]
+    for order in (recs, recs[::-1]):
+        p = tmp_path / "r.jsonl"
+        p.write_text("".join(json.dumps(r) + "\n" for r in order))
+        r = load_records(p)
+        assert r.best_variants() == {("s1", "cortex-m4"): "arm_dsp", ("s2", "cortex-m4"): "arm_dsp"}  # tie: name
+        assert r.apply_global("h", "cortex-m4", ("poly_fuse",), None) == (("poly_fuse",), 4096)
+        assert r.apply_global("other", "cortex-m4", (), None) == ((), None)
+    assert TuningRecords([]).chooser("cortex-m4") is not None
+
+
+def test_compile_with_records_is_deterministic(tmp_path):
+    path = _conv_model(tmp_path / "m.onnx")
+    base = compile_model(path, target="cortex-m4")
+    sig = group_signature(base.steps[0].call.op, "cortex-m4")
+    other = "ref" if base.steps[0].kernel.variant != "ref" else "arm_dsp"
+    recs = [{"kind": "kernel", "sig": sig, "target": "cortex-m4", "knobs": {"variant": other}, "instructions": 1},
+            {"kind": "kernel", "sig": sig, "target": "cortex-m4", "knobs": {"variant": base.steps[0].kernel.variant},
+             "instructions": 2}]
+    a = compile_model(path, target="cortex-m4", tuning_records=recs)
+    b = compile_model(path, target="cortex-m4", tuning_records=list(reversed(recs)))
+    assert a.files == b.files
+    assert a.steps[0].kernel.variant == other or other == "arm_dsp"   # arm_dsp may decline a group: then ref
