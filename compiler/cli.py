@@ -10,6 +10,7 @@ import json
 import sys
 import tempfile
 import traceback
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -379,8 +380,15 @@ def cmd_tune(args) -> int:
 COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "tune": cmd_tune}
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """Compiler warnings (a node left in float, a possible int32 overflow) as one ``warning:`` line."""
+    print(f"warning: {message}", file=file or sys.stderr)
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if not args.debug:
+        warnings.showwarning = _one_line_warning
     try:
         return COMMANDS[args.command](args)
     except TinyfuseError as e:
