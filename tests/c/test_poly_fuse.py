@@ -100,6 +100,8 @@ def qdq_chain(x_shape, layers, seed=0):
 
 MBV2_BLOCK = [dict(cout=24, k=1), dict(cout=24, dw=True, s=2, relu=True), dict(cout=8, k=1)]
 RESNET_BLOCK = [dict(cout=16, relu=True), dict(cout=16, relu=True), dict(cout=16), dict(add=(0, 2))]
+MBV2_RESIDUAL = [dict(cout=8, k=1), dict(cout=24, k=1, relu=True), dict(cout=24, dw=True, relu=True),
+                 dict(cout=8, k=1), dict(add=(0, 3))]
 DOWN_BLOCK = [dict(cout=16, relu=True), dict(cout=32, s=2, pads=[0, 0, 1, 1], relu=True), dict(cout=32),
               dict(cout=32, k=1, s=2, src=0), dict(add=(2, 3))]
 
@@ -119,6 +121,7 @@ def run_checked(model, x, tmp_path, **options):
     (MBV2_BLOCK, (1, 12, 10, 8), 2),       # expand -> depthwise s2 (-> project)
     (RESNET_BLOCK, (1, 12, 12, 8), 2),     # conv -> conv (+ skip), written over the skip
     (DOWN_BLOCK, (1, 12, 12, 8), 3),       # 3x3 s2 -> 3x3 (+ 1x1 s2 shortcut as a stage)
+    (MBV2_RESIDUAL, (1, 12, 12, 8), 3),    # expand -> depthwise -> project (+ the block input)
 ])
 def test_fused_chain_bit_exact_and_smaller(layers, shape, stages, tmp_path):
     model, x = qdq_chain(shape, layers)
