@@ -212,8 +212,10 @@ def cmd_run(args) -> int:
         match = q["ref_exact"] and q.get("tflm_exact", True)
         summary.update({k: v for k, v in q.items() if k != "lines"}, outputs_match=bool(match))
         lines = q["lines"]
-    if args.per_layer:
-        lines += per_layer_lines(result, inputs)
+    if args.per_layer:   # traced on the host: a target build is re-lowered for the host's kernels
+        host = result if target.is_host else _compile(argparse.Namespace(**{**vars(args), "target": "host"}))
+        lines += ([] if target.is_host else [f"per-layer trace of the host build (kernels of {args.target} "
+                                              "are checked end to end above)"]) + per_layer_lines(host, inputs)
     if args.json:
         print(json.dumps(summary))
         return 0 if match else 1
