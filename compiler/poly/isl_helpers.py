@@ -62,19 +62,25 @@ def loops_to_c(statements: list[Statement], indent: int = 2) -> tuple[str, str]:
         raise ValueError(f"schedules of different lengths: {[s.schedule for s in statements]}")
     dom = domain_of(statements)
     sched = isl.UnionMap("{ " + "; ".join(s.schedule for s in statements) + " }").intersect_domain(dom)
+    return schedule_to_c(sched, {s.name: (s.dims, s.body) for s in statements}, indent)
+
+
+def schedule_to_c(schedule: isl.UnionMap, bodies: dict, indent: int = 2) -> tuple[str, str]:
+    """isl's AST for ``schedule`` printed as C, each statement instance replaced by our body
+    (ISLPY.md §5). ``bodies[name] = (dims, body(**coords) -> C text)``; coords are the C expressions
+    isl chose for the statement's coordinates. Returns (macros the loops use, C code)."""
     build = isl.AstBuild.from_context(isl.Set("{ : }"))
-    ast = build.node_from_schedule_map(sched)
-    by_name = {s.name: s for s in statements}
+    ast = build.node_from_schedule_map(schedule)
     errors: list[BaseException] = []
 
     def print_user(p, opts, node):
         expr = node.user_get_expr()
-        stmt = by_name[expr.get_op_arg(0).get_id().get_name()]
+        dims, body = bodies[expr.get_op_arg(0).get_id().get_name()]
         args = [expr.get_op_arg(i).to_C_str() for i in range(1, expr.get_op_n_arg())]
         coords = {d: (a if a.lstrip("-").isidentifier() or a.lstrip("-").isdigit() else f"({a})")
-                  for d, a in zip(stmt.dims, args)}
+                  for d, a in zip(dims, args)}
         try:
-            text = stmt.body(**coords)
+            text = body(**coords)
         except BaseException as e:  # an exception must not cross isl's C callback
             errors.append(e)
             text = "/* error */"
