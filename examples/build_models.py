@@ -96,7 +96,7 @@ def quantize_dscnn(float_path, path, n_calibration=32, seed=1) -> str:
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     pre = path.replace(".onnx", "_pre.onnx")
-    quant_pre_process(float_path, pre)          # folds BatchNorm into the convs, as ORT recommends
+    quant_pre_process(float_path, pre, skip_symbolic_shape=True)   # folds BatchNorm (static shapes)
     quantize_static(pre, path, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
     os.remove(pre)

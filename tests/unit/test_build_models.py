@@ -36,3 +36,17 @@ def test_calibration_data_seeded():
     assert len(a) == 3 and a[0]["input"].shape == (1, 1, 49, 10)
     assert a[0]["input"].dtype == np.float32
     assert all(np.array_equal(x["input"], y["input"]) for x, y in zip(a, b))
+
+
+def test_quantized_demo_is_qdq_int8(tmp_path):
+    """make run's int8 demo: quantize_static QDQ, per-channel int8 weights, and onnxruntime runs it."""
+    import onnx
+    import onnxruntime as ort
+    mod = build_models
+    f = mod.build_dscnn(str(tmp_path / "f.onnx"))
+    q = mod.quantize_dscnn(f, str(tmp_path / "q.onnx"), n_calibration=4)
+    ops = [n.op_type for n in onnx.load(q).graph.node]
+    assert ops.count("QuantizeLinear") >= 10 and "BatchNormalization" not in ops
+    x = mod.calibration_data(1, seed=9)[0]
+    y = ort.InferenceSession(q, providers=["CPUExecutionProvider"]).run(None, x)[0]
+    assert y.shape == (1, 12)
