@@ -1,5 +1,5 @@
 # tinyfuse: `make run` (the demo, end to end) and `make test` (the whole test suite).
-# Both set up what they need on a fresh Debian/Ubuntu machine: python3-venv, gcc and the cross
+# Both set up what they need on a fresh Debian/Ubuntu machine: python3-venv and gcc (run), plus the cross
 # toolchains + qemu (Cortex-M, RISC-V) through apt when missing (sudo when not root), then a .venv
 # with the package and its test extra. `make bench`: instructions, flash and RAM per model and target.
 # `make conformance`: the ONNX node tests per op; `make fuzz`: thousands of random graphs vs onnxruntime.
@@ -12,7 +12,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO    := build/demo
 PYTEST_ARGS ?=
 
-.PHONY: setup run test bench conformance fuzz clean
+.PHONY: setup setup-host run test bench conformance fuzz clean
 
 $(VPY):
 	@$(PY) -m venv $(VENV) 2>/dev/null || { \
@@ -24,9 +24,11 @@ $(STAMP): pyproject.toml | $(VPY)
 	$(VPY) -m pip install -q -e '.[test]'
 	@touch $@
 
-setup: $(STAMP)
+setup-host: $(STAMP)
 	@command -v gcc >/dev/null || { echo "gcc missing: installing it with apt"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq gcc libc6-dev; }
+
+setup: setup-host
 	@command -v clang >/dev/null || { echo "clang missing (the -Wconversion tests build with it): installing it with apt"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang; }
 	@{ command -v qemu-system-arm && command -v qemu-system-riscv32 && command -v cmake \
@@ -37,7 +39,7 @@ setup: $(STAMP)
 	    --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
 	    gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc cmake; }
 
-run: setup
+run: setup-host
 	$(VPY) examples/build_models.py $(DEMO)
 	@echo "== fused (default pipeline) =="
 	$(VENV)/bin/tinyfuse run $(DEMO)/dscnn_kws.onnx
