@@ -131,22 +131,27 @@ def users(roots) -> dict[int, list[Expr]]:
     return out
 
 
+def with_new_operands(node: Expr, memo: dict[int, Expr]) -> Expr:
+    """``node`` over the rewritten operands ``memo[id(operand)]``: the node itself when none changed,
+    else a re-typed copy. The default step of every bottom-up rewrite."""
+    from .op import rebuild_call
+
+    if isinstance(node, Call):
+        args = tuple(memo[id(a)] for a in node.args)
+        return node if all(a is b for a, b in zip(args, node.args)) else rebuild_call(node, args)
+    if isinstance(node, Tuple):
+        fields = tuple(memo[id(f)] for f in node.fields)
+        return node if all(a is b for a, b in zip(fields, node.fields)) else Tuple(fields)
+    return node
+
+
 def rewrite(func: Function, visit: Callable[[Expr, Expr], Expr | None]) -> Function:
     """Rebuild ``func`` bottom-up. ``visit(node, orig)`` sees each node with already-rewritten operands
     (and the original node, for questions about the input graph such as its users) and returns a
     replacement or None to keep it. Calls are re-typed when their operands changed."""
-    from .op import rebuild_call
-
     memo: dict[int, Expr] = {}
     for node in post_order(func.body):
-        if isinstance(node, Call):
-            args = tuple(memo[id(a)] for a in node.args)
-            new = node if all(a is b for a, b in zip(args, node.args)) else rebuild_call(node, args)
-        elif isinstance(node, Tuple):
-            fields = tuple(memo[id(f)] for f in node.fields)
-            new = node if all(a is b for a, b in zip(fields, node.fields)) else Tuple(fields)
-        else:
-            new = node
+        new = with_new_operands(node, memo)
         r = visit(new, node)
         memo[id(node)] = new if r is None else r
     return Function(func.params, memo[id(func.body)], dict(func.attrs))

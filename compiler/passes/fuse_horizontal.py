@@ -30,6 +30,7 @@ import logging
 import numpy as np
 
 from ..ir import Call, Constant, Expr, Function, IRModule, OpPattern, Tuple, Var, call, get_op, post_order, users
+from ..ir.expr import with_new_operands
 from ..ir.op import rebuild_call
 from ..ops.horizontal import Branches
 from .fold_views import reads_in_place
@@ -183,11 +184,6 @@ def fuse_horizontal(mod: IRModule, views_only: bool | None = None) -> IRModule:
             h, (offset, shape) = made[gi], made[gi].attrs["branches"].segments()[j]
             part = call("slice_axis", h, axis=0, begin=offset, end=offset + int(np.prod(shape, dtype=np.int64)))
             memo[id(node)] = call("reshape", part, newshape=shape) if len(shape) != 1 else part
-        elif isinstance(node, Call):
-            args = tuple(memo[id(a)] for a in node.args)
-            memo[id(node)] = node if all(a is b for a, b in zip(args, node.args)) else rebuild_call(node, args)
-        elif isinstance(node, Tuple):
-            memo[id(node)] = Tuple(tuple(memo[id(f)] for f in node.fields))
         else:
-            memo[id(node)] = node
+            memo[id(node)] = with_new_operands(node, memo)
     return mod.with_main(Function(func.params, memo[id(func.body)], func.attrs))

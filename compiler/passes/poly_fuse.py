@@ -32,8 +32,8 @@ import itertools
 import logging
 
 from ..cost.analytical import chain_estimate, decide, family
-from ..ir import Call, Function, IRModule, Tuple, Var, post_order, users
-from ..ir.op import rebuild_call
+from ..ir import Call, Function, IRModule, Var, post_order, users
+from ..ir.expr import with_new_operands
 from ..lower.fused_chain import Unfusable, chain_of
 from ..lower.inplace_conv import ConvGeom
 from ..memory.arena import kernel_graph
@@ -176,13 +176,7 @@ def merge(main: Function, members: list[Call], attrs: dict) -> tuple[Function, C
                 new_call = Call(fn, tuple(memo[id(a)] for a in ext), {}, final.ty, final.span)
                 memo[id(node)] = new_call
             continue
-        if isinstance(node, Call):
-            args = tuple(memo[id(a)] for a in node.args)
-            memo[id(node)] = node if all(x is y for x, y in zip(args, node.args)) else rebuild_call(node, args)
-        elif isinstance(node, Tuple):
-            memo[id(node)] = Tuple(tuple(memo[id(f)] for f in node.fields))
-        else:
-            memo[id(node)] = node
+        memo[id(node)] = with_new_operands(node, memo)
     return Function(main.params, memo[id(main.body)], dict(main.attrs)), new_call
 
 
