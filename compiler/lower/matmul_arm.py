@@ -48,44 +48,38 @@ def transposed_weights(pool, b) -> str:
     return pool.ref(np.ascontiguousarray(np.swapaxes(b.value, -1, -2)), key=("T", id(b)))
 
 
-@variant("arm_dsp", "qnn.matmul")
-def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
+def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit) -> Kernel:
+    """Fully connected as 2-row x 2-column output blocks; ``emit(t, x, w, inits, outputs, npix, nch, K)``
+    prints one block with the variant's micro-kernel (the only part DSP and Helium differ in)."""
     require(order is None, "no in-place matmul kernel")
     R, K, N, offset = fc_geometry(anchor, epi)
     b = anchor.args[1]
     out_shape = anchor.ty.shape
-    t = template("matmul/arm_dsp.c.j2").module
+    t = template(variant_template).module
     wname = transposed_weights(pool, b)
     init = fold_offset(epi, anchor, offset_fold(b.value.T, offset), pool)
 
     def block(n, r, o, npix, nch):
         x = f"p0 + {affine((r, K))}" if r != "0" else "p0"
         w = f"{wname} + {affine((o, K))}" if o != "0" else wname
-        tail = t.tail_direct(npix, nch, K % 4, K, K) if K % 4 else None
-        return t.block(npix, nch, K // 4, x, K, w, K, [init(o), init(affine((o, 1), ("1", 1)))],
-                       row_outputs(epi, out_shape, r, o, npix, nch), tail)
+        return emit(t, x, w, [init(o), init(affine((o, 1), ("1", 1)))],
+                    row_outputs(epi, out_shape, r, o, npix, nch), npix, nch, K)
 
     macros, loops = loops_to_c(blocked_statements(1, R, N, None, block))
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
                   macs=R * N * K, headers=list(HEADERS))
+
+
+@variant("arm_dsp", "qnn.matmul")
+def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
+    def emit(t, x, w, inits, outs, npix, nch, K):   # SMLAD over 4 taps at a time, then the K % 4 tail
+        tail = t.tail_direct(npix, nch, K % 4, K, K) if K % 4 else None
+        return t.block(npix, nch, K // 4, x, K, w, K, inits, outs, tail)
+    return _blocked_fc(fn, anchor, epi, pool, name, order, "matmul/arm_dsp.c.j2", emit)
 
 
 @variant("arm_mve", "qnn.matmul")
 def matmul_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
-    require(order is None, "no in-place matmul kernel")
-    R, K, N, offset = fc_geometry(anchor, epi)
-    b = anchor.args[1]
-    out_shape = anchor.ty.shape
-    t = template("matmul/arm_mve.c.j2").module
-    wname = transposed_weights(pool, b)
-    init = fold_offset(epi, anchor, offset_fold(b.value.T, offset), pool)
-
-    def block(n, r, o, npix, nch):
-        x = f"p0 + {affine((r, K))}" if r != "0" else "p0"
-        w = f"{wname} + {affine((o, K))}" if o != "0" else wname
-        return t.block(npix, nch, K, x, K, w, K, [init(o), init(affine((o, 1), ("1", 1)))],
-                       row_outputs(epi, out_shape, r, o, npix, nch))
-
-    macros, loops = loops_to_c(blocked_statements(1, R, N, None, block))
-    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
-                  macs=R * N * K, headers=list(HEADERS))
+    def emit(t, x, w, inits, outs, npix, nch, K):   # tail-predicated vmladavaq over all K
+        return t.block(npix, nch, K, x, K, w, K, inits, outs)
+    return _blocked_fc(fn, anchor, epi, pool, name, order, "matmul/arm_mve.c.j2", emit)
