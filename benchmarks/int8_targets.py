@@ -3,7 +3,7 @@
 
     python3 benchmarks/int8_targets.py [--json] [--quick]
 
-Three tables, every figure an exact count from compiler.harness.bench (executed instructions of one
+Three tables, every figure an exact count from tinyfuse.harness.bench (executed instructions of one
 inference under the qemu TCG plugin, not cycles; flash and RAM from the linked ELF):
   1. KWS and ResNet-8 on cortex-m4: instructions/MAC with the SIMD kernels (arm_dsp, --kernels auto)
      and the portable ones (--kernels ref); default pipeline, --disable-pass poly_fuse (every conv its
@@ -31,13 +31,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 ONNX = ROOT.parent / "shared" / "models" / "onnx"
 
-from compiler.driver import compile_model  # noqa: E402
-from compiler.harness.bench import bench_target  # noqa: E402
-from compiler.harness.qemu import build_target, missing_tools, run_target  # noqa: E402
-from compiler.ir import Call, Function, post_order  # noqa: E402
-from compiler.lower.kernel import split_group  # noqa: E402
-from compiler.passes.pipeline import PASS_NAMES  # noqa: E402
-from compiler.target import TARGETS  # noqa: E402
+from tinyfuse.driver import compile_model  # noqa: E402
+from tinyfuse.harness.bench import bench_target  # noqa: E402
+from tinyfuse.harness.qemu import build_target, missing_tools, run_target  # noqa: E402
+from tinyfuse.ir import Call, Function, post_order  # noqa: E402
+from tinyfuse.lower.kernel import split_group  # noqa: E402
+from tinyfuse.passes.pipeline import PASS_NAMES  # noqa: E402
+from tinyfuse.target import TARGETS  # noqa: E402
 
 SIMD_MODELS = ["kws_ref_model", "pretrainedResnet_quant"]
 ALL_MODELS = ["kws_ref_model", "pretrainedResnet_quant", "ad01_int8"]

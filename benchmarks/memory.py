@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 ONNX = ROOT.parent / "shared" / "models" / "onnx"
 
-from compiler.driver import compile_model  # noqa: E402
+from tinyfuse.driver import compile_model  # noqa: E402
 
 # TFLM's planned arena head for the int8 .tflite twins (tflite_micro print_allocations), and the goals
 MODELS = [  # (label, file, TFLM head, goal)
@@ -89,7 +89,7 @@ def bench(model, extra) -> dict:
         if not isinstance(model, str):
             src = str(Path(tmp) / "m.onnx")
             onnx.save(model, src)
-        cmd = [sys.executable, "-m", "compiler", "bench", src, "--target", "cortex-m4", "--json", *extra]
+        cmd = [sys.executable, "-m", "tinyfuse", "bench", src, "--target", "cortex-m4", "--json", *extra]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=1800)
         if proc.returncode:
             raise RuntimeError(proc.stderr[-2000:])

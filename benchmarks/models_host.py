@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 MODELS = ROOT.parent / "shared" / "models"
 
-from compiler.driver import compile_model  # noqa: E402
-from compiler.harness import build_host, run_host  # noqa: E402
-from compiler.ir.interpreter import run_module  # noqa: E402
+from tinyfuse.driver import compile_model  # noqa: E402
+from tinyfuse.harness import build_host, run_host  # noqa: E402
+from tinyfuse.ir.interpreter import run_module  # noqa: E402
 
 FLOAT = ["kws_ref_model_float32", "pretrainedResnet", "ad01_fp32", "mobilenetv2_035_96", "resnet10_w16_64"]
 INT8_TFLM = {"kws_ref_model": 16000, "pretrainedResnet_quant": 49152, "ad01_int8": 768}

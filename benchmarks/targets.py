@@ -4,7 +4,7 @@
     python benchmarks/targets.py [--models a.onnx b.onnx] [--targets cortex-m4 rv32imac] [--json]
 
 Default models: the demo DS-CNN (built here) and, when ../shared exists, kws_ref_model_float32 and
-ad01_fp32. Figures come from compiler.harness.bench (exact instruction counts, not cycles).
+ad01_fp32. Figures come from tinyfuse.harness.bench (exact instruction counts, not cycles).
 """
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compiler.driver import compile_model  # noqa: E402
-from compiler.harness.bench import bench_target  # noqa: E402
-from compiler.harness.qemu import build_target, missing_tools  # noqa: E402
-from compiler.target import TARGETS  # noqa: E402
+from tinyfuse.driver import compile_model  # noqa: E402
+from tinyfuse.harness.bench import bench_target  # noqa: E402
+from tinyfuse.harness.qemu import build_target, missing_tools  # noqa: E402
+from tinyfuse.target import TARGETS  # noqa: E402
 
 SHARED_MODELS = ROOT.parent / "shared" / "models" / "onnx"
 DEFAULT_SHARED = ["kws_ref_model_float32", "ad01_fp32"]

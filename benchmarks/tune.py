@@ -16,9 +16,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compiler.cost.features import analytical_instructions  # noqa: E402
-from compiler.cost.learned import fit, holdout_split, spearman  # noqa: E402
-from compiler.tune import load_records, tune  # noqa: E402
+from tinyfuse.cost.features import analytical_instructions  # noqa: E402
+from tinyfuse.cost.learned import fit, holdout_split, spearman  # noqa: E402
+from tinyfuse.tune import load_records, tune  # noqa: E402
 
 MODELS = ROOT.parent / "shared" / "models" / "onnx"
 MAIN = ("kws_ref_model.onnx", "pretrainedResnet_quant.onnx", "mobilenetv2_035_96_qdq.onnx")

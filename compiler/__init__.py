@@ -2,14 +2,14 @@
 
 Python API::
 
-    import compiler
-    result = compiler.compile("model.onnx", target="host")   # -> CompileResult (sources + plan)
+    import tinyfuse
+    result = tinyfuse.compile("model.onnx", target="host")   # -> CompileResult (sources + plan)
     result.write("out/")
 """
 __version__ = "0.1.0"
 
 
 def compile(model, target="host", **options):  # noqa: A001  (the natural name for the API)
-    """Compile an ONNX model (path or ModelProto); see :func:`compiler.driver.compile_model`."""
+    """Compile an ONNX model (path or ModelProto); see :func:`tinyfuse.driver.compile_model`."""
     from .driver import compile_model
     return compile_model(model, target=target, **options)

@@ -1,6 +1,6 @@
 """compile_model: frontend → pass pipeline → lowering → memory plan → C sources.
 
-The Python API behind ``tinyfuse compile``; ``compiler.compile`` is a thin alias.
+The Python API behind ``tinyfuse compile``; ``tinyfuse.compile`` is a thin alias.
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class CompileResult:
     target: str = "host"
     placement: Placement = field(default_factory=Placement)   # linker sections + alignment
     kernel_choice: str = "auto"     # --kernels: auto, ref, arm_dsp, arm_mve (lower.kernel_variants)
-    memory: object = None           # compiler.memory.arena.ArenaPlan: order, in-place choices, bounds
+    memory: object = None           # tinyfuse.memory.arena.ArenaPlan: order, in-place choices, bounds
 
     @property
     def arena_bytes(self) -> int:
@@ -108,12 +108,12 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
     shape, bad file, unknown pass or target). ``weights_section``, ``arena_section``, ``code_section``
-    and ``align`` override the defaults of :class:`compiler.target.Placement`. ``rounding`` is the
+    and ``align`` override the defaults of :class:`tinyfuse.target.Placement`. ``rounding`` is the
     int8 requantization rounding: 'double' (TFLM and CMSIS-NN default) or 'single'. ``kernels``
     chooses the kernel variants: 'auto' (the fastest the target has: arm_dsp, arm_mve), 'ref' (portable
     C everywhere) or one variant name; default: $TINYFUSE_KERNELS, else 'auto'. ``scratch_bytes``
     bounds the working set of a poly-fused kernel (default: the target's scratch budget).
-    ``tuning_records`` (a JSON-lines path from ``tinyfuse tune`` or a ``compiler.tune.TuningRecords``)
+    ``tuning_records`` (a JSON-lines path from ``tinyfuse tune`` or a ``tinyfuse.tune.TuningRecords``)
     applies the measured best choices: the model's global knobs (poly_fuse on/off, scratch budget)
     and, per kernel signature, the variant with the fewest measured instructions (compiler/tune.py).
     """

@@ -35,8 +35,8 @@ def ort_run(model: onnx.ModelProto | str | Path, feeds: dict[str, np.ndarray]) -
 
 def compile_and_run(model, inputs: list[np.ndarray], tmp_path: Path, **options):
     """Compile with tinyfuse, build with strict gcc flags, run once. Returns (outputs, CompileResult)."""
-    from compiler.driver import compile_model
-    from compiler.harness import build_host, run_host
+    from tinyfuse.driver import compile_model
+    from tinyfuse.harness import build_host, run_host
     result = compile_model(model, **options)
     exe = build_host(result, tmp_path)
     return run_host(exe, result, inputs), result

@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 
 from ..ir.types import C_TYPES
-from .templates import TEMPLATE_DIR, c_array_body, template
+from ..resources import runtime_dir
+from .templates import c_array_body, template
 
 MANIFEST_VERSION = 1
 QUANT_HEADER = "tinyfuse_quant.h"
-QUANT_SOURCE = TEMPLATE_DIR.parent / "runtime_c" / "include" / "tinyfuse" / "quant.h"
+QUANT_SOURCE = runtime_dir() / "include" / "tinyfuse" / "quant.h"
 SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve variants
 RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE,
-                   SIMD_HEADER: TEMPLATE_DIR.parent / "runtime_c" / "include" / "tinyfuse" / "simd.h"}
+                   SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h"}
 
 
 def _isl_macros(kernels) -> list[str]:

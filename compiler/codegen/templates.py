@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from pathlib import Path
 
 import jinja2
 import numpy as np
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "codegen_templates"
+from ..resources import template_dir
+
+TEMPLATE_DIR = template_dir()
 
 
 @lru_cache(maxsize=None)

@@ -81,7 +81,7 @@ def build_target(result, target: str | Target, workdir: str | Path, inputs: list
     missing, the compiler rejects the code or no board is large enough."""
     target = get_target(target)
     if target.is_host:
-        raise TinyfuseError("target host runs with the host harness (compiler.harness.build_host), not qemu")
+        raise TinyfuseError("target host runs with the host harness (tinyfuse.harness.build_host), not qemu")
     require_tools(target)
     workdir = Path(workdir).resolve()
     src = result.write(workdir / "src")

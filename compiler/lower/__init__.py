@@ -65,7 +65,7 @@ def kernel_variants(target, kernels: str = "auto") -> tuple[str, ...]:
 
 
 def lower_group(fn: Function, name: str, pool: ConstPool, target=None, kernels: str = "auto") -> Kernel:
-    """Lower one fused group to a Kernel named ``name`` for ``target`` (a compiler.target.Target; None
+    """Lower one fused group to a Kernel named ``name`` for ``target`` (a tinyfuse.target.Target; None
     = host). Raises TinyfuseError if no kernel exists."""
     anchor, epilogue_ops = split_group(fn)
     key = anchor.op if anchor is not None else "elemwise"
@@ -83,7 +83,7 @@ def lower_group(fn: Function, name: str, pool: ConstPool, target=None, kernels: 
 def lower_simd_inplace(fn: Function, name: str, pool: ConstPool, target=None, kernels: str = "auto",
                        order: str = "ascending") -> Kernel | None:
     """The target's SIMD kernel for a conv group the memory plan runs in place through a pixel buffer
-    (compiler.memory.inplace ``pixel_buffer``: each output pixel stored over the input only after all
+    (tinyfuse.memory.inplace ``pixel_buffer``: each output pixel stored over the input only after all
     of its reads, pixels in ``order``), or None: then the portable in-place kernel runs."""
     anchor, epilogue_ops = split_group(fn)
     if anchor is None or not isinstance(anchor.args[0], Var):

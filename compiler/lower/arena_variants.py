@@ -1,5 +1,5 @@
-"""The kernel the memory plan asked for: a poly-fused group (``compiler.lower.fused_chain``), an
-in-place conv (``compiler.lower.inplace_conv``), or the group's normal kernel (``lower_group``; the
+"""The kernel the memory plan asked for: a poly-fused group (``tinyfuse.lower.fused_chain``), an
+in-place conv (``tinyfuse.lower.inplace_conv``), or the group's normal kernel (``lower_group``; the
 elementwise and residual-add in-place rules run that same code with aliased pointers)."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A poly-fused group (several conv groups joined by ``passes/poly_fuse``) → one C kernel with line
-buffers (``compiler.poly.linebuf``).
+buffers (``tinyfuse.poly.linebuf``).
 
 The merged Function's body calls its member groups (each an anchor conv + epilogue, as ``fuse_ops``
 made them); ``chain_of`` reads the stages back from it. Every stage becomes three isl statements,

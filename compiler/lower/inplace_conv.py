@@ -1,6 +1,6 @@
 """In-place int8 convolutions: the output is written over the input tensor, which dies at this kernel
 (TinyEngine's in-place depthwise, generalised). Two kernels, each with the isl model its proof uses
-(``compiler.memory.inplace``); the C comes from the same domains and schedules:
+(``tinyfuse.memory.inplace``); the C comes from the same domains and schedules:
 
 ``dw_plane``  depthwise (multiplier 1, any stride/padding/dilation), channel by channel: copy the
               channel's input plane into scratch (border = input zero point, filled once), then

@@ -4,7 +4,7 @@ Steps (``plan_arena``):
 
 1. The kernel graph: every fused-group call is a kernel; views (reshape) share their argument's
    memory; sizes are bytes; each kernel's scratch comes from a dry-run lowering (its constants go
-   to a throwaway pool), its in-place options from ``compiler.memory.inplace``.
+   to a throwaway pool), its in-place options from ``tinyfuse.memory.inplace``.
 2. ``schedule.best_schedule``: the order (residual blocks: shortcut first or last) and in-place
    choices with the smallest live peak, then the cheapest at that peak.
 3. Lowering in that order (kernel ``k<i>_<group>``), with the in-place kernel where one is chosen.

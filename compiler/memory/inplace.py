@@ -2,7 +2,7 @@
 
 A rule looks at one fused group (its IR Function) and returns :class:`InPlace` options; the order
 search (``schedule.best_schedule``) applies one only where that input dies at the kernel. Every
-output starts at the input's offset. Rules and their proofs (``compiler.poly.deps``; "Mem" is the
+output starts at the input's offset. Rules and their proofs (``tinyfuse.poly.deps``; "Mem" is the
 byte space the two tensors share):
 
 - ``elementwise``: an element-wise group over an input of the output's shape whose elements are at

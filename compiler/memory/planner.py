@@ -12,7 +12,7 @@ and are ignored. All sizes and offsets are in bytes.
 In-place clusters: buffers with the same non-empty ``group`` are placed rigidly together, member
 ``rel`` bytes above the cluster's offset (an in-place kernel writes its output over its dying input:
 both start at one offset). Members of a cluster never conflict with each other (the in-place proof
-in ``compiler.memory.inplace`` covers the one kernel where two of them are both live); each member
+in ``tinyfuse.memory.inplace`` covers the one kernel where two of them are both live); each member
 conflicts with other buffers over its own lifetime only, so a chain of in-place tensors costs the
 largest live member at every moment, not the largest member over the whole chain.
 

@@ -3,7 +3,7 @@
 A :class:`KernelGraph` is what the planner needs to know about a model: tensor values with byte
 sizes, kernels (inputs, output, scratch bytes) and, per kernel, the in-place options its lowering
 offers (:class:`InPlace`: write the output over an input whose memory dies at this kernel, proven
-legal by isl in ``compiler.memory.inplace``). Every in-place output starts at its input's offset
+legal by isl in ``tinyfuse.memory.inplace``). Every in-place output starts at its input's offset
 (``delta`` = 0): the kernels that need it run their pixels in the direction that makes this legal
 (shrinking outputs ascending, growing ones descending), so a chain of in-place tensors shares one
 offset and the planner places it as one rigid cluster.

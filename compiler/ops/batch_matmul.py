@@ -5,7 +5,7 @@ as index maps instead of copy kernels:
         A = view(a, a_view)    [..., M, K]          B = view(b, b_view)    [..., K, N]
         y = transpose(A @ B, out_axes)              batch dims broadcast (numpy rules)
 
-A view (``compiler.ops.view``) reads the logical operand from the operand's flat buffer; None reads the
+A view (``tinyfuse.ops.view``) reads the logical operand from the operand's flat buffer; None reads the
 operand as it is; ``out_axes`` None is the identity. ``fold_views`` builds views from the reshape /
 transpose / slice_axis chains that split heads (and from the transpose that merges them back), so
 multi-head attention runs without transpose kernels.

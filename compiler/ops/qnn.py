@@ -1,5 +1,5 @@
 """Quantized (int8) ops: the TFLite int8 spec / CMSIS-NN arithmetic (../shared/docs/QUANT.md), with
-the numpy reference in ``compiler.quant``. ``legalize_qdq`` produces them from QDQ graphs:
+the numpy reference in ``tinyfuse.quant``. ``legalize_qdq`` produces them from QDQ graphs:
 
     dequantize → conv2d → add(bias) → relu → quantize
         becomes  qnn.conv2d (int32) → add(int32 bias) → qnn.requantize (int8) → clip (int8)

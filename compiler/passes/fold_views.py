@@ -7,7 +7,7 @@ chains as index maps, so splitting and merging attention heads runs no copy kern
         E: single-use element-wise ops whose other operands are single values (requantize, scale)
 
 An operand chain of reshape / transpose / slice_axis is folded when it holds a transpose or a slice
-(a chain of reshapes is a view already) and each step is a no-copy view (``compiler.ops.view``); the
+(a chain of reshapes is a view already) and each step is a no-copy view (``tinyfuse.ops.view``); the
 longest such chain ending at the operand is taken. The bypassed ops lose their users and vanish.
 Only activation × activation matmuls with operands of rank >= 2 become ``nn.batch_matmul``.
 """

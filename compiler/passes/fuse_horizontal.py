@@ -12,7 +12,7 @@ fuse_ops would fuse into it; the chain's other operands must be constants, model
               concatenated along O (inception-style 1x1 branches)
     elemwise  unary element-wise ops of x (sigmoid(x), tanh(x)): x is read once per element
 
-The ``horizontal`` op (``compiler.ops.horizontal``) writes the branch outputs packed one after the
+The ``horizontal`` op (``tinyfuse.ops.horizontal``) writes the branch outputs packed one after the
 other, so branch j is a contiguous range of one buffer, and each former branch output becomes
 ``reshape(slice_axis(h, 0, offset_j, offset_j + size_j))``.
 

@@ -7,7 +7,7 @@ RAM sizes. A target lists its boards smallest first; the harness takes the first
 in (the linker decides: region overflow or too little RAM left for the stack), so a small model on
 ``cortex-m0`` runs on the 16 KB micro:bit and a larger one on the MPS2 AN385.
 
-    from compiler.target import get_target
+    from tinyfuse.target import get_target
     t = get_target("cortex-m4")      # t.cflags, t.machine, t.flash_bytes, t.dsp, ...
 """
 from __future__ import annotations
@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import TinyfuseError
+from ..resources import runtime_dir
 
-RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtime_c"
+RUNTIME_DIR = runtime_dir()
 BOARDS_DIR = RUNTIME_DIR / "boards"
 
 KiB = 1024

@@ -5,9 +5,9 @@ within a few LSB of onnxruntime (which requantizes in float)."""
 import numpy as np
 import pytest
 
-from compiler.driver import compile_model
-from compiler.harness import build_host, run_host
-from compiler.ir.interpreter import run_module
+from tinyfuse.driver import compile_model
+from tinyfuse.harness import build_host, run_host
+from tinyfuse.ir.interpreter import run_module
 from tests.conftest import ort_run, shared_or_skip
 
 TFLM_HEAD = {"kws_ref_model": 16000, "pretrainedResnet_quant": 49152, "ad01_int8": 768}
@@ -66,7 +66,7 @@ def test_ort_quantized_models_exact_vs_reference(model, tmp_path):
 
 def test_cli_run_int8_json_keys(capsys):
     import json
-    from compiler.cli import main
+    from tinyfuse.cli import main
     onnx_path = shared_or_skip("models", "onnx", "kws_ref_model.onnx")
     tflite_path = shared_or_skip("models", "tflite", "kws_ref_model.tflite")
     io = onnx_path.with_suffix(".io.npz")
@@ -77,7 +77,7 @@ def test_cli_run_int8_json_keys(capsys):
 
 
 def test_cli_per_layer_names_no_divergence(capsys):
-    from compiler.cli import main
+    from tinyfuse.cli import main
     onnx_path = shared_or_skip("models", "onnx", "ad01_int8.onnx")
     assert main(["run", str(onnx_path), "--per-layer"]) == 0
     out = capsys.readouterr().out

@@ -23,10 +23,10 @@ import sys
 import numpy as np
 import pytest
 
-from compiler import quant
-from compiler.codegen.emit import QUANT_SOURCE
-import compiler.ops  # noqa: F401  (registers the ops)
-from compiler.ir.op import get_op
+from tinyfuse import quant
+from tinyfuse.codegen.emit import QUANT_SOURCE
+import tinyfuse.ops  # noqa: F401  (registers the ops)
+from tinyfuse.ir.op import get_op
 from tests.c import qdq_builders as qb
 from tests.conftest import compile_and_run, shared_or_skip
 

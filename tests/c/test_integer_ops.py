@@ -44,7 +44,7 @@ def test_matmul_integer_int8_per_column_zero_points(tmp_path):
 def test_uint8_model_boundaries_become_one_integer_requantize(tmp_path):
     """uint8 in → int8 conv → uint8 out, as QDQ: the boundary Q(DQ(x)) pairs are integer requantizes
     (no float kernel), and the C equals the numpy reference exactly and onnxruntime within 1 LSB."""
-    from compiler.ir.interpreter import run_module
+    from tinyfuse.ir.interpreter import run_module
     rng = np.random.default_rng(4)
     f = lambda n, v: numpy_helper.from_array(v, n)  # noqa: E731
     inits = [f("s_u", np.array(0.02, np.float32)), f("z_u", np.array(120, np.uint8)),

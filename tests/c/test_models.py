@@ -4,7 +4,7 @@ import subprocess
 import numpy as np
 import pytest
 
-import compiler
+import tinyfuse
 from tests.conftest import assert_close_to, compile_and_run, ort_run, shared_or_skip
 from tests.unit.test_passes import build_dscnn
 
@@ -27,7 +27,7 @@ def test_demo_dscnn_matches_onnxruntime(dscnn, tmp_path, disabled):
 
 
 def test_demo_dscnn_arena_holds_io_and_beats_naive(dscnn):
-    r = compiler.compile(dscnn)
+    r = tinyfuse.compile(dscnn)
     activation = 64 * 25 * 5 * 4  # one conv output, float32
     assert r.arena_bytes >= r.plan.lower_bound >= 2 * activation
     assert r.arena_bytes < r.naive_bytes
@@ -57,7 +57,7 @@ def test_kws_float_fused_vs_unfused_same_outputs(tmp_path):
 
 def test_generated_api_invoke_from_user_code(dscnn, tmp_path):
     """A user main calling <name>_invoke with its own arena, as a firmware would."""
-    r = compiler.compile(dscnn, name="kws")
+    r = tinyfuse.compile(dscnn, name="kws")
     src = r.write(tmp_path / "out")
     assert sorted(r.files) == ["kws.c", "kws.cmake", "kws.h", "kws.mk", "kws_weights.c", "metadata.json"]
     header = r.files["kws.h"]
@@ -90,8 +90,8 @@ int main(void) {
 
 
 def test_outputs_do_not_depend_on_arena_contents(dscnn, tmp_path):
-    from compiler.harness import build_host, run_host
-    r = compiler.compile(dscnn)
+    from tinyfuse.harness import build_host, run_host
+    r = tinyfuse.compile(dscnn)
     x = np.random.default_rng(5).standard_normal((1, 1, 49, 10)).astype(np.float32)
     a = run_host(build_host(r, tmp_path / "zero", arena_fill=0), r, [x])[0]
     b = run_host(build_host(r, tmp_path / "a5", arena_fill=0xA5), r, [x])[0]

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from compiler.frontend import from_onnx
-from compiler.ir.interpreter import run_module
+from tinyfuse.frontend import from_onnx
+from tinyfuse.ir.interpreter import run_module
 from tests.conftest import assert_close_to, compile_and_run, ort_run
 
 N = helper.make_node

@@ -11,13 +11,13 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from compiler.driver import _lower_and_plan, compile_model
-from compiler.frontend.onnx import from_onnx
-from compiler.harness import build_host, run_host
-from compiler.harness.per_layer import compare_layers
-from compiler.ir.interpreter import run_module
-from compiler.passes import run_pipeline
-from compiler.passes.poly_fuse import poly_fuse
+from tinyfuse.driver import _lower_and_plan, compile_model
+from tinyfuse.frontend.onnx import from_onnx
+from tinyfuse.harness import build_host, run_host
+from tinyfuse.harness.per_layer import compare_layers
+from tinyfuse.ir.interpreter import run_module
+from tinyfuse.passes import run_pipeline
+from tinyfuse.passes.poly_fuse import poly_fuse
 from tests.conftest import shared_or_skip
 
 
@@ -173,8 +173,8 @@ def test_mlperf_arena_goals(model, goal):
 def test_fused_chain_dsp_on_cortex_m4(tmp_path):
     if not (shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")):
         pytest.skip("qemu-system-arm / arm-none-eabi-gcc not installed")
-    from compiler.harness.qemu import build_target, run_target
-    from compiler.target import get_target
+    from tinyfuse.harness.qemu import build_target, run_target
+    from tinyfuse.target import get_target
     for i, layers in enumerate((MBV2_BLOCK, DOWN_BLOCK)):
         model, x = qdq_chain((1, 12, 12, 8), layers, seed=i)
         result = compile_model(model, target="cortex-m4")

@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler.driver import compile_model
-from compiler.errors import TinyfuseError
-from compiler.harness import build_host, run_host
-from compiler.harness.host import CONVERSION_CFLAGS
-from compiler.ir.interpreter import run_module
+from tinyfuse.driver import compile_model
+from tinyfuse.errors import TinyfuseError
+from tinyfuse.harness import build_host, run_host
+from tinyfuse.harness.host import CONVERSION_CFLAGS
+from tinyfuse.ir.interpreter import run_module
 from tests.conftest import assert_close_to, ort_run, shared_or_skip
 
 FLOAT_MODELS = ["kws_ref_model_float32", "pretrainedResnet", "ad01_fp32", "mobilenetv2_035_96", "resnet10_w16_64",

@@ -17,10 +17,10 @@ import numpy as np
 import onnx
 import pytest
 
-from compiler.cli import main as cli_main
-from compiler.driver import compile_model
-from compiler.errors import TinyfuseError
-from compiler.harness import build_host, run_host
+from tinyfuse.cli import main as cli_main
+from tinyfuse.driver import compile_model
+from tinyfuse.errors import TinyfuseError
+from tinyfuse.harness import build_host, run_host
 from tests.conftest import ort_run, shared_or_skip
 
 TFLM_HEAD = {"kws_ref_model": 16000, "pretrainedResnet_quant": 49152, "ad01_int8": 768}   # print_allocations()

@@ -16,10 +16,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from compiler.driver import compile_model
-from compiler.harness import build_host, run_host
-from compiler.ir.interpreter import run_module
-from compiler.passes import fuse_horizontal as fh
+from tinyfuse.driver import compile_model
+from tinyfuse.harness import build_host, run_host
+from tinyfuse.ir.interpreter import run_module
+from tinyfuse.passes import fuse_horizontal as fh
 from tests.c.test_ops import check, rand
 from tests.conftest import assert_close_to, ort_run, shared_or_skip
 
@@ -221,7 +221,7 @@ def test_sibling_int8_convs_exact(tmp_path, fuse_all_siblings):
 
 def test_sibling_int8_convs_cortex_m4(tmp_path, fuse_all_siblings):
     """On a DSP core each branch of the horizontal kernel runs the arm_dsp conv micro-kernel."""
-    from compiler.harness.qemu import build_target, missing_tools, run_target
+    from tinyfuse.harness.qemu import build_target, missing_tools, run_target
     if missing_tools("cortex-m4"):
         pytest.skip(f"cortex-m4 needs {', '.join(missing_tools('cortex-m4'))}")
     nodes = [N("Conv", ["X", "W1", "B1"], ["c1"]), N("Relu", ["c1"], ["r1"]), N("Conv", ["X", "W2", "B2"], ["c2"]),
@@ -272,7 +272,7 @@ def test_shared_transformer_block_int8(tmp_path):
 
 @pytest.mark.parametrize("suffix", ["", "_qdq"])
 def test_shared_transformer_block_cortex_m4(tmp_path, suffix):
-    from compiler.harness.qemu import build_target, missing_tools, run_target
+    from tinyfuse.harness.qemu import build_target, missing_tools, run_target
     if missing_tools("cortex-m4"):
         pytest.skip(f"cortex-m4 needs {', '.join(missing_tools('cortex-m4'))}")
     path, io = shared_model(suffix)

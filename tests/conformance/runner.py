@@ -74,8 +74,8 @@ def freeze_params(model: onnx.ModelProto, inputs: list[np.ndarray]) -> tuple[onn
 def run(model_path: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Compile ``model_path`` with tinyfuse, build the C with gcc (strict warnings), run it on
     ``inputs``; TinyfuseError for a model tinyfuse does not support."""
-    from compiler.driver import compile_model
-    from compiler.harness import build_host, run_host
+    from tinyfuse.driver import compile_model
+    from tinyfuse.harness import build_host, run_host
 
     model, rest = freeze_params(onnx.load(model_path), inputs)
     result = compile_model(model, name="model")

@@ -415,10 +415,10 @@ def output_scales(model: onnx.ModelProto) -> list[float | None]:
 
 def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path | None = None) -> Outcome:
     """The whole differential check of one model (see Outcome)."""
-    from compiler.driver import compile_model
-    from compiler.errors import TinyfuseError
-    from compiler.harness import build_host, run_host
-    from compiler.ir.interpreter import run_module
+    from tinyfuse.driver import compile_model
+    from tinyfuse.errors import TinyfuseError
+    from tinyfuse.harness import build_host, run_host
+    from tinyfuse.ir.interpreter import run_module
 
     try:
         refs = ort_outputs(model, feeds)

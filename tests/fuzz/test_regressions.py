@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from compiler.driver import compile_model
-from compiler.errors import TinyfuseError
+from tinyfuse.driver import compile_model
+from tinyfuse.errors import TinyfuseError
 from tests.fuzz.generator import check_spec, quiet
 
 

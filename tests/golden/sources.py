@@ -29,8 +29,8 @@ def model_paths() -> list[Path]:
 
 def digest(path: Path, target: str) -> dict[str, str]:
     """{file name: sha256} of the sources ``path`` compiles to for ``target``, or {'error': line}."""
-    from compiler.driver import compile_model
-    from compiler.errors import TinyfuseError
+    from tinyfuse.driver import compile_model
+    from tinyfuse.errors import TinyfuseError
     try:
         result = compile_model(str(path), target=target)
     except TinyfuseError as e:

@@ -4,10 +4,10 @@ import json
 import numpy as np
 import pytest
 
-from compiler.cli import main as cli_main
-from compiler.driver import compile_model
-from compiler.harness.bench import BENCH_KEYS, bench_target
-from compiler.harness.qemu import build_target
+from tinyfuse.cli import main as cli_main
+from tinyfuse.driver import compile_model
+from tinyfuse.harness.bench import BENCH_KEYS, bench_target
+from tinyfuse.harness.qemu import build_target
 from tests.conftest import shared_or_skip
 from tests.target.conftest import require_tools, run_bare
 from tests.target.test_qemu import _tiny_mlp

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-import compiler
-from compiler.target import get_target
+import tinyfuse
+from tinyfuse.target import get_target
 from tests.conftest import ROOT, assert_close_to, ort_run
 from tests.target.conftest import require_tools
 from tests.unit.test_passes import build_dscnn
@@ -36,7 +36,7 @@ def test_firmware_example_make(tmp_path):
     require_tools("cortex-m4", "make")
     onnx_path = build_dscnn(tmp_path)
     build = tmp_path / "fw"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ)
     proc = subprocess.run(["make", "-C", str(FIRMWARE), f"BUILD={build}", f"ONNX={onnx_path}",
                            f"PYTHON={sys.executable}", "run"], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -55,7 +55,7 @@ def test_firmware_example_cmake(tmp_path):
     require_tools("cortex-m4", "cmake", "make")
     onnx_path = build_dscnn(tmp_path)
     gen = tmp_path / "gen"
-    compiler.compile(onnx_path, target="cortex-m4", name="model", weights_section=".model_weights",
+    tinyfuse.compile(onnx_path, target="cortex-m4", name="model", weights_section=".model_weights",
                      arena_section=".model_arena", align=32).write(gen)
     build = tmp_path / "cmake"
     configure = ["cmake", "-S", str(FIRMWARE), "-B", str(build), "-G", "Unix Makefiles",

@@ -4,10 +4,10 @@ DSP depthwise on M55, portable C on M0 and RV32)."""
 import numpy as np
 import pytest
 
-from compiler.driver import compile_model
-from compiler.harness import build_host, run_host
-from compiler.harness.qemu import build_target, run_target
-from compiler.lower.kernel import split_group
+from tinyfuse.driver import compile_model
+from tinyfuse.harness import build_host, run_host
+from tinyfuse.harness.qemu import build_target, run_target
+from tinyfuse.lower.kernel import split_group
 from tests.conftest import shared_or_skip
 from tests.target.conftest import require_tools
 

@@ -6,10 +6,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from compiler.cli import main as cli_main
-from compiler.driver import compile_model
-from compiler.errors import TinyfuseError
-from compiler.harness.qemu import build_target, run_target
+from tinyfuse.cli import main as cli_main
+from tinyfuse.driver import compile_model
+from tinyfuse.errors import TinyfuseError
+from tinyfuse.harness.qemu import build_target, run_target
 from tests.conftest import assert_close_to, ort_run, shared_or_skip
 from tests.target.conftest import require_tools
 

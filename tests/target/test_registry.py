@@ -3,10 +3,10 @@ import subprocess
 
 import pytest
 
-import compiler
-from compiler.cli import main as cli_main
-from compiler.errors import TinyfuseError
-from compiler.target import TARGETS, Placement, get_target
+import tinyfuse
+from tinyfuse.cli import main as cli_main
+from tinyfuse.errors import TinyfuseError
+from tinyfuse.target import TARGETS, Placement, get_target
 from tests.unit.test_passes import build_dscnn
 
 QEMU_TARGETS = ["cortex-m0", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55", "rv32imac"]
@@ -45,7 +45,7 @@ def test_placement_rejects_bad_options(bad):
 
 def test_compile_for_a_target_and_placement_options(tmp_path):
     model = build_dscnn(tmp_path)
-    r = compiler.compile(model, target="cortex-m4", name="kws", weights_section=".model_weights",
+    r = tinyfuse.compile(model, target="cortex-m4", name="kws", weights_section=".model_weights",
                          arena_section=".model_arena", code_section=".text.kws", align=32)
     assert r.target == "cortex-m4" and r.placement == Placement(".text.kws", ".model_weights", ".model_arena", 32)
     assert '__attribute__((section(".model_weights"), aligned(32)))' in r.files["kws_weights.c"]

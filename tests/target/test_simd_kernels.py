@@ -13,11 +13,11 @@ import logging
 import numpy as np
 import pytest
 
-from compiler.driver import compile_model
-from compiler.harness.qemu import build_target, run_target
-from compiler.lower.simd import check_flat_operands
-from compiler.lower import Unsupported
-from compiler.ir import Call, TensorType, Var
+from tinyfuse.driver import compile_model
+from tinyfuse.harness.qemu import build_target, run_target
+from tinyfuse.lower.simd import check_flat_operands
+from tinyfuse.lower import Unsupported
+from tinyfuse.ir import Call, TensorType, Var
 from tests.c.test_int8_tflm import _conv_like, _fc
 from tests.target.conftest import require_tools
 
@@ -71,7 +71,7 @@ def test_simd_kernel_equals_portable_and_tflm(name, tmp_path, monkeypatch):
             # the memory plan chose the portable channel-by-channel in-place kernel: plan without
             # in-place options to run the SIMD one
             with monkeypatch.context() as m:
-                m.setattr("compiler.memory.arena.inplace_options", lambda fn, cost=None: [])
+                m.setattr("tinyfuse.memory.arena.inplace_options", lambda fn, cost=None: [])
                 y, variant, inplace = _run(case, target, "auto", tmp_path / f"{target}_not_in_place")
         assert variant == want_variant[case.kind], (target, variant)
         assert np.array_equal(y, ref), \
@@ -81,7 +81,7 @@ def test_simd_kernel_equals_portable_and_tflm(name, tmp_path, monkeypatch):
 def test_forced_variant_and_logged_fallback(caplog):
     """--kernels arm_dsp on the M55 uses the DSP conv; a variant that declines a group is logged and
     the next one (here ref) takes it; a variant the target lacks is an error."""
-    from compiler.errors import TinyfuseError
+    from tinyfuse.errors import TinyfuseError
     case = CASES["dw3x3_mult3"]()
     conv = CASES["conv1x1_c6_im2col"]()
     assert compile_model(conv.model, target="cortex-m55", kernels="arm_dsp").kernels[0].variant == "arm_dsp"
@@ -114,7 +114,7 @@ def test_simd_sources_compile_warning_free_with_gcc_and_clang(model, target, tmp
     -Wall -Wextra -Wconversion -Werror under arm-none-eabi-gcc and clang."""
     import shutil
     import subprocess
-    from compiler.target import get_target
+    from tinyfuse.target import get_target
     from tests.conftest import shared_or_skip
     require_tools(target)
     path = shared_or_skip("models", "onnx", f"{model}.onnx")

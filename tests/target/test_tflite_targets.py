@@ -3,8 +3,8 @@ kernels where the target has them), run under qemu and compared with TFLite Micr
 import numpy as np
 import pytest
 
-from compiler.driver import compile_model
-from compiler.harness.qemu import build_target, run_target
+from tinyfuse.driver import compile_model
+from tinyfuse.harness.qemu import build_target, run_target
 from tests.c.test_tflite import INT8_MODELS, tflm_run
 from tests.conftest import shared_or_skip
 from tests.target.conftest import require_tools

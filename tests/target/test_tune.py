@@ -1,9 +1,9 @@
 """tinyfuse tune on a tiny model under qemu: records written, compile with them deterministic."""
 import json
 
-from compiler.cli import main as cli_main
-from compiler.driver import compile_model
-from compiler.tune import load_records, tune
+from tinyfuse.cli import main as cli_main
+from tinyfuse.driver import compile_model
+from tinyfuse.tune import load_records, tune
 from tests.target.conftest import require_tools
 from tests.target.test_qemu import _tiny_mlp
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from compiler.cli import main
+from tinyfuse.cli import main
 from tests.conftest import ROOT
 
 N = helper.make_node
@@ -210,10 +210,10 @@ def test_model_too_large_for_target(tmp_path, capsys):
 
 
 def test_cli_process_exit_code(tmp_path):
-    """The same contract through ``python -m compiler`` (the real process boundary)."""
+    """The same contract through ``python -m tinyfuse`` (the real process boundary)."""
     path = tmp_path / "bad.onnx"
     path.write_bytes(BAD["pad_reflect"][0])
-    proc = subprocess.run([sys.executable, "-m", "compiler", "compile", str(path), "-o", str(tmp_path / "out")],
+    proc = subprocess.run([sys.executable, "-m", "tinyfuse", "compile", str(path), "-o", str(tmp_path / "out")],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: node 'pad0' (Pad, opset 13)")

@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
-from compiler.driver import compile_model
-from compiler.passes.check_overflow import INT32_LIMIT, OverflowWarning, accumulator_bounds
+from tinyfuse.driver import compile_model
+from tinyfuse.passes.check_overflow import INT32_LIMIT, OverflowWarning, accumulator_bounds
 from tests.c import qdq_builders as qb
 from tests.conftest import shared_or_skip
 

@@ -4,8 +4,8 @@ import json
 
 import numpy as np
 
-from compiler.cli import main
-from compiler.passes.pipeline import PASSES
+from tinyfuse.cli import main
+from tinyfuse.passes.pipeline import PASSES
 from tests.unit.test_passes import residual_block
 
 

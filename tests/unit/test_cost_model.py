@@ -6,10 +6,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from compiler.cost.features import FEATURE_NAMES, group_signature, kernel_features, record_key, vector
-from compiler.cost.learned import CostModel, fit, holdout_split, spearman
-from compiler.driver import compile_model
-from compiler.tune import TuningRecords, load_records
+from tinyfuse.cost.features import FEATURE_NAMES, group_signature, kernel_features, record_key, vector
+from tinyfuse.cost.learned import CostModel, fit, holdout_split, spearman
+from tinyfuse.driver import compile_model
+from tinyfuse.tune import TuningRecords, load_records
 
 
 def _conv_model(path, c=4, k=8):

@@ -12,21 +12,21 @@ import sys
 import numpy as np
 import pytest
 
-from compiler.driver import compile_model
-from compiler.harness import build_host, run_host
+from tinyfuse.driver import compile_model
+from tinyfuse.harness import build_host, run_host
 from tests.conftest import ROOT, shared_or_skip
 
 HASH_FILES = """
 import hashlib, json, sys, warnings
 warnings.simplefilter("ignore")
-from compiler.driver import compile_model
+from tinyfuse.driver import compile_model
 r = compile_model(sys.argv[1], target=sys.argv[2])
 print(json.dumps({k: hashlib.sha256(v.encode()).hexdigest() for k, v in sorted(r.files.items())}))
 """
 
 
 def file_hashes(path, target: str, seed: int) -> dict:
-    env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONHASHSEED": str(seed)}
     out = subprocess.run([sys.executable, "-c", HASH_FILES, str(path), target], capture_output=True, text=True,
                          env=env, cwd=ROOT, check=True).stdout
     return json.loads(out)

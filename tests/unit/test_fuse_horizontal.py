@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compiler import quant
-from compiler.ir import Constant, Function, IRModule, Tuple, Var, call, iter_calls
-from compiler.ir.interpreter import run_module
-from compiler.ops.view import contiguous, read_view, reshape_view, slice_view, transpose_view
-from compiler.passes.fold_views import fold_views
-from compiler.passes.fuse_horizontal import find_groups, fuse_horizontal
+from tinyfuse import quant
+from tinyfuse.ir import Constant, Function, IRModule, Tuple, Var, call, iter_calls
+from tinyfuse.ir.interpreter import run_module
+from tinyfuse.ops.view import contiguous, read_view, reshape_view, slice_view, transpose_view
+from tinyfuse.passes.fold_views import fold_views
+from tinyfuse.passes.fuse_horizontal import find_groups, fuse_horizontal
 
 RNG = np.random.default_rng(7)
 
@@ -50,7 +50,7 @@ def split_heads(t, heads, k_transposed=False):
 
 
 def float_attention(seq=8, dim=16, heads=2):
-    from compiler.ir import TensorType
+    from tinyfuse.ir import TensorType
     x = Var("x", TensorType((1, seq, dim), "float32"))
     q, k, v = (call("add", call("nn.matmul", x, Constant(randn(dim, dim))), Constant(randn(dim))) for _ in range(3))
     s = call("multiply", call("nn.matmul", split_heads(q, heads), split_heads(k, heads, True)),
@@ -86,7 +86,7 @@ def test_fold_views_without_horizontal():
 def int8_attention(seq=6, dim=8, heads=2):
     """The legalized QDQ form: qnn.matmul → requantize → qnn.add(bias) per projection, each with its
     own quantization, then int8 heads → qnn.batch_matmul → requantize."""
-    from compiler.ir import TensorType
+    from tinyfuse.ir import TensorType
     x = Var("x", TensorType((1, seq, dim), "int8"))
     proj = []
     for j in range(3):
@@ -121,7 +121,7 @@ def test_int8_qkv_with_different_epilogues_exact():
 # ----------------------------------------------------------------------------------------- policy, convs, element-wise
 
 def conv_siblings(layout="NHWC", op="nn.conv2d"):
-    from compiler.ir import TensorType
+    from tinyfuse.ir import TensorType
     int8 = op.startswith("qnn")
     shape = (1, 6, 5, 4) if layout == "NHWC" else (1, 4, 6, 5)
     x = Var("x", TensorType(shape, "int8" if int8 else "float32"))
@@ -167,7 +167,7 @@ def test_conv_siblings_equivalent(layout, op):
 
 
 def test_elementwise_siblings_equivalent():
-    from compiler.ir import TensorType
+    from tinyfuse.ir import TensorType
     x = Var("x", TensorType((2, 3, 5), "float32"))
     s = call("sigmoid", x)
     t = call("multiply", call("tanh", x), x)            # chain reads x again: allowed

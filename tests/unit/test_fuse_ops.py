@@ -1,14 +1,14 @@
 """Structural tests of the passes (TVM style: build a graph, run the pass, look at the result)."""
 import numpy as np
 
-from compiler.frontend import from_onnx
-from compiler.ir import Call, Constant, Function, TensorType, Var, call, iter_calls
-from compiler.ir.expr import IRModule
-from compiler.ir.printer import astext
-from compiler.passes.convert_layout import convert_layout
-from compiler.passes.fold_batchnorm import fold_batchnorm
-from compiler.passes.fuse_ops import fuse_ops
-from compiler.passes.pipeline import run_pipeline
+from tinyfuse.frontend import from_onnx
+from tinyfuse.ir import Call, Constant, Function, TensorType, Var, call, iter_calls
+from tinyfuse.ir.expr import IRModule
+from tinyfuse.ir.printer import astext
+from tinyfuse.passes.convert_layout import convert_layout
+from tinyfuse.passes.fold_batchnorm import fold_batchnorm
+from tinyfuse.passes.fuse_ops import fuse_ops
+from tinyfuse.passes.pipeline import run_pipeline
 from tests.unit.test_passes import residual_block
 
 
@@ -69,7 +69,7 @@ def test_fusion_never_puts_two_anchors_in_one_group():
 
 
 def test_eliminate_dead_code_drops_noop_ops():
-    from compiler.passes.eliminate_dead_code import eliminate_dead_code
+    from tinyfuse.passes.eliminate_dead_code import eliminate_dead_code
     x = Var("x", TensorType((1, 4), "float32"))
     y = call("clip", call("reshape", call("nn.relu", x), newshape=(1, 4)))
     mod = eliminate_dead_code(IRModule(Function((x,), y), "m", ("y",)))

@@ -5,8 +5,8 @@ import subprocess
 
 import numpy as np
 
-from compiler.poly import Statement, loops_to_c
-from compiler.poly.isl_helpers import box, count_points
+from tinyfuse.poly import Statement, loops_to_c
+from tinyfuse.poly.isl_helpers import box, count_points
 
 
 def test_padded_1d_conv_loops_match_numpy(tmp_path):

@@ -1,11 +1,11 @@
-"""isl proofs behind in-place reuse and line buffers (compiler.poly.deps, compiler.memory.inplace,
-compiler.poly.linebuf): each rule proven where it holds and refuted where it does not."""
+"""isl proofs behind in-place reuse and line buffers (tinyfuse.poly.deps, tinyfuse.memory.inplace,
+tinyfuse.poly.linebuf): each rule proven where it holds and refuted where it does not."""
 import pytest
 
-from compiler.lower.inplace_conv import ConvGeom
-from compiler.memory.inplace import _elementwise_proof, _same_index_proof, prove_dw_plane, prove_pixel_buffer
-from compiler.poly.deps import Access, Layout, Model, clobbered_reads, flow_mismatch
-from compiler.poly.linebuf import Stage, analyze, prove
+from tinyfuse.lower.inplace_conv import ConvGeom
+from tinyfuse.memory.inplace import _elementwise_proof, _same_index_proof, prove_dw_plane, prove_pixel_buffer
+from tinyfuse.poly.deps import Access, Layout, Model, clobbered_reads, flow_mismatch
+from tinyfuse.poly.linebuf import Stage, analyze, prove
 
 
 def geo(H, W, C, K, k=3, s=1, pads=(1, 1, 1, 1), groups=1, zp=-3):

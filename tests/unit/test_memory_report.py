@@ -2,7 +2,7 @@
 import json
 import xml.etree.ElementTree as ET
 
-from compiler.cli import main
+from tinyfuse.cli import main
 from tests.conftest import shared_or_skip
 
 

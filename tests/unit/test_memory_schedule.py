@@ -1,12 +1,12 @@
-"""compiler.memory.schedule (kernel order + in-place choices) and the planner's in-place clusters,
+"""tinyfuse.memory.schedule (kernel order + in-place choices) and the planner's in-place clusters,
 checked against brute force and an independent plan validator."""
 import itertools
 import random
 
 import pytest
 
-from compiler.memory import Buffer, plan_memory
-from compiler.memory.schedule import InPlace, KernelGraph, Node, aligned, best_schedule, evaluate
+from tinyfuse.memory import Buffer, plan_memory
+from tinyfuse.memory.schedule import InPlace, KernelGraph, Node, aligned, best_schedule, evaluate
 
 END = 10**9
 

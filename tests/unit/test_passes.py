@@ -7,9 +7,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from compiler.frontend import from_onnx
-from compiler.ir.interpreter import run_module
-from compiler.passes.pipeline import PASSES
+from tinyfuse.frontend import from_onnx
+from tinyfuse.ir.interpreter import run_module
+from tinyfuse.passes.pipeline import PASSES
 from tests.conftest import ROOT, shared_or_skip
 
 

@@ -1,9 +1,9 @@
-"""Tests for compiler.memory.planner, checked by an independent plan validator."""
+"""Tests for tinyfuse.memory.planner, checked by an independent plan validator."""
 import random
 
 import pytest
 
-from compiler.memory import PLANNERS, Buffer, format_plan, plan_memory
+from tinyfuse.memory import PLANNERS, Buffer, format_plan, plan_memory
 
 END = 10**9  # "live to the end"
 

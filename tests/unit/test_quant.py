@@ -6,7 +6,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from compiler import quant
+from tinyfuse import quant
 from tests.conftest import ROOT
 
 
