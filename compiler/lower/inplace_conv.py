@@ -1,6 +1,7 @@
 """In-place int8 convolutions: the output is written over the input tensor, which dies at this kernel
 (TinyEngine's in-place depthwise, generalised). Two kernels, each with the isl model its proof uses
-(``tinyfuse.memory.inplace``); the C comes from the same domains and schedules:
+(``tinyfuse.poly.inplace_models``, proven in ``tinyfuse.memory.inplace``); the C comes from the same
+domains and schedules:
 
 ``dw_plane``  depthwise (multiplier 1, any stride/padding/dilation), channel by channel: copy the
               channel's input plane into scratch (border = input zero point, filled once), then
@@ -11,8 +12,8 @@
               (1x1 projections, stride-2 depthwise) in ascending pixel order, growing ones (1x1
               expansions) in descending order, both starting at the input's offset.
 
-Preconditions (``ops.conv_geom.conv_group`` returns None otherwise): qnn.conv2d, NHWC/OHWI, batch 1, int8 input
-and output.
+Preconditions (``ops.conv_geom.conv_group`` returns None otherwise): qnn.conv2d, NHWC/OHWI, batch 1,
+int8 input and output.
 """
 from __future__ import annotations
 
@@ -20,42 +21,15 @@ import numpy as np
 
 from ..codegen.templates import template
 from ..ir import Function
-from ..ops.conv_geom import ConvGeom, conv_group
+from ..ops.conv_geom import conv_group
 from ..poly import Statement, loops_to_c
-from ..poly.deps import Access
+from ..poly.inplace_models import dw_plane_model, pixel_order
 from ..poly.isl_helpers import box
 from .kernel import Epilogue, Kernel, affine
 
+
 # ---------------------------------------------------------------------------------------------------
 # dw_plane
-
-def dw_plane_scratch(g: ConvGeom) -> int:
-    ph, pw = g.plane
-    return ph * pw
-
-
-def _interior(g: ConvGeom) -> str:
-    """Plane cells that hold input pixels (the rest is border)."""
-    ph, pw = g.plane
-    return (f"{g.pt} <= a < {min(ph, g.pt + g.H)} and {g.pl} <= b < {min(pw, g.pl + g.W)}")
-
-
-def dw_plane_model(g: ConvGeom) -> list[Access]:
-    """S_fill (border, once) -> per channel k: S_copy (plane) then S_dw (outputs of channel k)."""
-    ph, pw = g.plane
-    copy_dom = f"0 <= k < {g.C} and 0 <= h < {min(g.H, ph - g.pt)} and 0 <= w < {min(g.W, pw - g.pl)}"
-    out_dom = box(("k", "oh", "ow"), (g.K, g.OH, g.OW))
-    window = (f"P[a, b] : exists r, s: a = {g.sh}oh + {g.dh}r and b = {g.sw}ow + {g.dw}s "
-              f"and 0 <= r < {g.KH} and 0 <= s < {g.KW}")
-    return [
-        Access("S_fill", ("a", "b"), f"0 <= a < {ph} and 0 <= b < {pw} and not ({_interior(g)})",
-               ("0", "0", "0", "a", "b"), writes=("P[a, b]",)),
-        Access("S_copy", ("k", "h", "w"), copy_dom, ("1", "k", "0", "h", "w"),
-               reads=("X[h, w, k]",), writes=(f"P[h + {g.pt}, w + {g.pl}]",)),
-        Access("S_dw", ("k", "oh", "ow"), out_dom, ("1", "k", "1", "oh", "ow"),
-               reads=(window,), writes=("Y[oh, ow, k]",)),
-    ]
-
 
 def lower_dw_plane(fn: Function, name: str, pool) -> Kernel:
     anchor, epi_ops, g = conv_group(fn)
@@ -96,35 +70,6 @@ def lower_dw_plane(fn: Function, name: str, pool) -> Kernel:
 # ---------------------------------------------------------------------------------------------------
 # pixel_buffer
 
-def _ord(order: str, v: str) -> str:
-    return v if order == "ascending" else f"-{v}"
-
-
-def pixel_buffer_model(g: ConvGeom, order: str, block: int = 1) -> list[Access]:
-    """S_px[oh, ow, k] (one output channel into T) then S_store[oh, ow, k] (T over Y).
-
-    ``block`` = 1: one pixel at a time (this module's kernel). ``block`` = 2: pixels flattened
-    (p = oh * OW + ow) and taken in pairs, the odd one last, as the SIMD variants block them
-    (compiler/lower/conv2d_arm.py): both pixels' windows are read before either is stored."""
-    out = box(("oh", "ow", "k"), (g.OH, g.OW, g.K))
-    x = (f"X[ih, iw, ci] : exists r, s, c, q, m: k = {g.M}q + m and 0 <= m < {g.M} and "
-         f"ci = {g.Cg}q + c and 0 <= c < {g.Cg} and ih = {g.sh}oh + {g.dh}r - {g.pt} and "
-         f"iw = {g.sw}ow + {g.dw}s - {g.pl} and {g.taps_in_image('oh', 'ow')}")
-    if block == 1:
-        t = (_ord(order, "oh"), _ord(order, "ow"))
-        tail = ("0", "k")
-        return [Access("S_px", ("oh", "ow", "k"), out, t + tail, reads=(x,), writes=("T[oh, ow, k]",)),
-                Access("S_store", ("oh", "ow", "k"), out, t + ("1", "k"), reads=("T[oh, ow, k]",),
-                       writes=("Y[oh, ow, k]",))]
-    P = g.OH * g.OW
-    p = f"({g.OW}oh + ow)"
-    pair = f"floor({p}/2)" if order == "ascending" else f"floor(({P - 1} - {p})/2)"
-    return [Access("S_px", ("oh", "ow", "k"), out, (pair, "0", "oh", "ow", "k"), reads=(x,),
-                   writes=("T[oh, ow, k]",)),
-            Access("S_store", ("oh", "ow", "k"), out, (pair, "1", "oh", "ow", "k"), reads=("T[oh, ow, k]",),
-                   writes=("Y[oh, ow, k]",))]
-
-
 def lower_pixel_buffer(fn: Function, name: str, pool, order: str = "ascending") -> Kernel:
     anchor, epi_ops, geo = conv_group(fn)
     t = template("inplace_conv/ref.c.j2").module
@@ -135,7 +80,7 @@ def lower_pixel_buffer(fn: Function, name: str, pool, order: str = "ascending") 
         w2 = anchor.args[1].value.reshape(geo.K, -1).astype(np.int64)
         fold = pool.ref((offset * w2.sum(axis=1)).astype(np.int32), key=("inplace_fold", id(anchor)))
     epi = Epilogue(fn, anchor, epi_ops, pool, fn.body.ty.ctype)
-    o1, o2 = _ord(order, "oh"), _ord(order, "ow")
+    o1, o2 = pixel_order(order, "oh"), pixel_order(order, "ow")
     outer = ("oh", "ow", "g", "m")
     dom = box(outer, (geo.OH, geo.OW, geo.G, geo.M))
     taps = f"0 <= c < {geo.Cg} and " + (geo.taps_in_image("oh", "ow") if not (geo.is_1x1 and geo.unpadded)

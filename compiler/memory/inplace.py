@@ -28,9 +28,9 @@ import numpy as np
 
 from ..ir import Call, Function, OpPattern, Var, get_op, post_order
 from ..ir.group import MalformedGroup, split_group
-from ..lower.inplace_conv import dw_plane_model, dw_plane_scratch, pixel_buffer_model
 from ..ops.conv_geom import ConvGeom, conv_group
 from ..poly.deps import Access, Layout, Model, clobbered_reads, flow_mismatch, intended_flow, only_self_conflicts
+from ..poly.inplace_models import dw_plane_model, dw_plane_scratch, pixel_buffer_model
 from .schedule import InPlace
 
 _CACHE: dict[int, tuple[Function, list[InPlace]]] = {}
