@@ -3,8 +3,8 @@ replace it behind ``kernel_estimate`` / ``chain_estimate`` / ``decide``).
 
 Inputs
   - per kernel: MACs, bytes moved (activations read + written, weights read), scratch bytes, its
-    family (``conv`` 3x3-like, ``dw`` depthwise, ``pw`` 1x1) and variant (``ref``, ``arm_dsp``, the
-    in-place kernels, ``fused_chain``);
+    family (``ConvGeom.family`` of ``tinyfuse.ops.conv_geom``: ``conv`` 3x3-like, ``dw`` depthwise,
+    ``pw`` any 1x1) and variant (``ref``, ``arm_dsp``, the in-place kernels, ``fused_chain``);
   - per fused chain: a ``linebuf.ChainPlan`` (MACs with recompute, line-buffer bytes, tile width);
   - the target's peak MACs/cycle and SRAM bytes/cycle (``tinyfuse.target.Target``) and its scratch
     budget (``--scratch-bytes``).
@@ -71,13 +71,6 @@ class Decision:
     reason: str
 
 
-def family(geo) -> str:
-    """conv | dw | pw of a ``ConvGeom``."""
-    if geo.KH == geo.KW == 1:
-        return "pw"
-    return "dw" if geo.depthwise else "conv"
-
-
 def ipm(fam: str, variant: str) -> float:
     key = (fam, variant if (fam, variant) in IPM else "ref")
     return IPM[key]
@@ -108,7 +101,7 @@ def chain_estimate(plan, target=None, unfused_variant: str = "ref") -> ChainEsti
     regs = 0
     for i, st in enumerate(plan.stages):
         g = st.geo
-        fam = family(g)
+        fam = g.family
         evals = plan.evaluations[i]
         macs_i = evals * g.KH * g.KW * g.Cg
         fused_insns += macs_i * ipm(fam, fused_variant) + evals * EPILOGUE_INSNS

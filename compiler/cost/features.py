@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ..ir import Call, Constant, Function, Var, post_order
+from ..ops.conv_geom import conv_group
 
 VARIANTS = ("ref", "arm_dsp", "arm_mve", "fused_chain", "inplace_dw_plane", "inplace_pixel")
 FAMILIES = ("conv", "dw", "pw", "dense", "pool", "softmax", "elemwise", "other")
@@ -95,14 +96,12 @@ def record_key(sig: str, knobs: dict) -> str:
 
 
 def _family(fn: Function, ops: list[str]) -> str:
-    from ..cost.analytical import family
-    from ..lower.inplace_conv import ConvGeom
     if fn.attrs.get("poly"):             # a poly-fused chain: the family of its last stage
         geos = _geoms(fn)
-        return family(geos[-1]) if geos else "conv"
-    g = ConvGeom.of(fn)
+        return geos[-1].family if geos else "conv"
+    g = conv_group(fn)
     if g is not None:
-        return family(g[2])
+        return g[2].family
     for o, fam in (("dense", "dense"), ("matmul", "dense"), ("pool", "pool"), ("softmax", "softmax")):
         if any(o in op for op in ops):
             return fam
@@ -111,11 +110,10 @@ def _family(fn: Function, ops: list[str]) -> str:
 
 
 def _geoms(fn: Function) -> list:
-    from ..lower.inplace_conv import ConvGeom
     if fn.attrs.get("poly"):
         return [g[2] for n in post_order(fn.body) if isinstance(n, Call) and isinstance(n.op, Function)
-                for g in [ConvGeom.of(n.op)] if g is not None]
-    g = ConvGeom.of(fn)
+                for g in [conv_group(n.op)] if g is not None]
+    g = conv_group(fn)
     return [g[2]] if g is not None else []
 
 
@@ -150,7 +148,7 @@ def kernel_features(fn: Function, kernel, target=None) -> dict[str, float]:
         g = geoms[-1]
         an_variant = ("fused_chain_dsp" if dsp else "fused_chain") if variant == "fused_chain" else \
             {"inplace_dw_plane": "dw_plane", "inplace_pixel": "pixel_buffer"}.get(variant, variant)
-        analytical = sum(x.macs * ipm(_fam_of(x), an_variant) for x in geoms) + out_elems * 14
+        analytical = sum(x.macs * ipm(x.family, an_variant) for x in geoms) + out_elems * 14
         extents = (g.OH, g.OW, g.K, g.KH * g.KW, g.Cg, g.sh)
         moved = sum(conv_bytes(x) for x in geoms)
     else:
@@ -174,11 +172,6 @@ def kernel_features(fn: Function, kernel, target=None) -> dict[str, float]:
     for o in OP_KINDS:
         f[f"op={o}"] = float(sum(1 for x in ops_all if (x == o) or (o == "other" and x not in OP_KINDS)))
     return f
-
-
-def _fam_of(g) -> str:
-    from ..cost.analytical import family
-    return family(g)
 
 
 def analytical_instructions(features: dict[str, float]) -> float:

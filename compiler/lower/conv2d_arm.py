@@ -11,12 +11,8 @@ plus the folded offset for MVE), so padding stays exact.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
 from ..codegen.templates import template
-from ..ops.conv import Conv2D
+from ..ops.conv_geom import ConvGeom
 from ..poly import Statement, loops_to_c
 from . import variant
 from .kernel import Kernel, affine, flat_index
@@ -24,54 +20,13 @@ from .simd import (HEADERS, check_flat_operands, check_int8_anchor, fold_offset,
                    swap_middle_pairs)
 
 
-@dataclass
-class ConvGeometry:
-    N: int
-    H: int
-    W: int
-    C: int
-    O: int
-    KH: int
-    KW: int
-    OH: int
-    OW: int
-    sh: int
-    sw: int
-    dh: int
-    dw: int
-    pt: int
-    pl: int
-    pb: int
-    pr: int
-    groups: int
-    offset: int             # input offset = -input_zero_point
-
-    @property
-    def K(self) -> int:
-        return self.KH * self.KW * self.C // self.groups
-
-    @property
-    def P(self) -> int:
-        return self.OH * self.OW
-
-    @property
-    def pointwise(self) -> bool:
-        """1x1, stride 1, no padding: output pixel p reads input pixel p, every tap is real."""
-        return (self.KH, self.KW, self.sh, self.sw, self.pt, self.pl, self.pb, self.pr) == (1, 1, 1, 1, 0, 0, 0, 0)
-
-
-def conv_geometry(anchor) -> ConvGeometry:
+def conv_geometry(anchor) -> ConvGeom:
     """The geometry of an int8 NHWC/OHWI qnn.conv2d; Unsupported for anything else."""
     check_int8_anchor(anchor)
-    x, wt = anchor.args
     a = anchor.attrs
     require(a["data_layout"] == "NHWC" and a["kernel_layout"] == "OHWI",
             f"layout {a['data_layout']}/{a['kernel_layout']}, not NHWC/OHWI")
-    (N, C, H, W), (O, _, KH, KW) = Conv2D.dims(x.ty, wt.ty, a)
-    OH, OW = anchor.ty.shape[1:3]
-    (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["strides"], a["dilation"], a["padding"]
-    return ConvGeometry(N, H, W, C, O, KH, KW, OH, OW, sh, sw, dh, dw, pt, pl, pb, pr, a["groups"],
-                        -a.get("input_zero_point", 0))
+    return ConvGeom.of_call(anchor)
 
 
 def blocked_statements(N: int, P: int, O: int, col, block, store=None, order: str = "ascending") -> list[Statement]:
@@ -136,24 +91,24 @@ def inplace_buffer(g, fn, order, col_bytes: int):
     tmp = f"((int8_t *)scratch + {base})" if base else "((int8_t *)scratch)"
 
     def store(n, p, npix):
-        return f"memcpy(out + {affine((p, g.O))}, {tmp}, {npix * g.O});"
-    return tmp, base + 2 * g.O, store
+        return f"memcpy(out + {affine((p, g.K))}, {tmp}, {npix * g.K});"
+    return tmp, base + 2 * g.K, store
 
 
 @variant("arm_dsp", "qnn.conv2d")
 def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
     """``order``: run in place through a pixel buffer (lower_simd_inplace), pixels in that order."""
     g = conv_geometry(anchor)
-    if g.groups != 1:
+    if g.G != 1:
         from .depthwise_arm import depthwise_dsp
         return depthwise_dsp(fn, anchor, epi, pool, name, g, order)
     out_shape = anchor.ty.shape
     check_flat_operands(epi, out_shape, (1, 2))
-    wt = anchor.args[1].value.reshape(g.O, g.K)
+    wt = anchor.args[1].value.reshape(g.K, g.reduction)
     t = template("conv2d/arm_dsp.c.j2").module
-    direct = g.pointwise and g.C % 4 == 0
+    direct = g.is_pointwise and g.C % 4 == 0
     if direct:                        # int8 in place, offset folded (every tap real)
-        K4, wname = g.K, pool.ref(anchor.args[1])
+        K4, wname = g.reduction, pool.ref(anchor.args[1])
         init = fold_offset(epi, anchor, offset_fold(wt, g.offset), pool)
         scratch = 0
     else:                             # int16 im2col in the scratch
@@ -164,7 +119,7 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
         wname = pool.ref(wp, key=("dsp_w", id(anchor))) if wp is not wt else pool.ref(anchor.args[1])
         init = lambda o: "0"  # noqa: E731
         scratch = 4 * K4              # two pixels x K4 int16
-    geo = vars(g) | {"K4": K4}
+    geo = vars(g) | {"K4": K4, "offset": g.offset}
     tmp, scratch, store = inplace_buffer(g, fn, order, scratch) if order else (None, scratch, None)
 
     def col(n, p, npix):
@@ -177,43 +132,43 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
                        [init(o), init(affine((o, 1), ("1", 1)))],
                        block_outputs(epi, out_shape, n, p, o, npix, nch, tmp))
 
-    macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.O, None if direct else col, block, store,
+    macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.K, None if direct else col, block, store,
                                                   order or "ascending"))
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
-                  macs=g.N * g.P * g.O * g.K, scratch_bytes=scratch, headers=list(HEADERS))
+                  macs=g.N * g.P * g.K * g.reduction, scratch_bytes=scratch, headers=list(HEADERS))
 
 
 @variant("arm_mve", "qnn.conv2d")
 def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
     """``order``: run in place through a pixel buffer (lower_simd_inplace), pixels in that order."""
     g = conv_geometry(anchor)
-    require(g.groups == 1, "no Helium depthwise / grouped conv kernel (the next variant, arm_dsp, has one)")
+    require(g.G == 1, "no Helium depthwise / grouped conv kernel (the next variant, arm_dsp, has one)")
     out_shape = anchor.ty.shape
     check_flat_operands(epi, out_shape, (1, 2))
-    wt = anchor.args[1].value.reshape(g.O, g.K)
+    wt = anchor.args[1].value.reshape(g.K, g.reduction)
     t = template("conv2d/arm_mve.c.j2").module
-    direct = g.pointwise              # int8 in place; else int8 im2col padded with the zero point
+    direct = g.is_pointwise           # int8 in place; else int8 im2col padded with the zero point
     wname = pool.ref(anchor.args[1])
     init = fold_offset(epi, anchor, offset_fold(wt, g.offset), pool)   # exact: real inputs or the zero point
-    geo = vars(g) | {"K": g.K, "zp": -g.offset}
-    tmp, scratch, store = inplace_buffer(g, fn, order, 0 if direct else 2 * g.K)
+    geo = vars(g) | {"K": g.reduction, "offset": g.offset}
+    tmp, scratch, store = inplace_buffer(g, fn, order, 0 if direct else 2 * g.reduction)
 
     def col(n, p, npix):
         return "\n".join("{\n" + t.im2col(n, affine((p, 1), (str(j), 1)), j, geo) + "}" for j in range(npix))
 
     def block(n, p, o, npix, nch):
         x = f"p0 + {affine((n, g.P * g.C), (p, g.C))}" if direct else "(const int8_t *)scratch"
-        w = f"{wname} + {affine((o, g.K))}" if o != "0" else wname
-        return t.block(npix, nch, g.K, x, g.C if direct else g.K, w, g.K,
+        w = f"{wname} + {affine((o, g.reduction))}" if o != "0" else wname
+        return t.block(npix, nch, g.reduction, x, g.C if direct else g.reduction, w, g.reduction,
                        [init(o), init(affine((o, 1), ("1", 1)))],
                        block_outputs(epi, out_shape, n, p, o, npix, nch, tmp))
 
-    macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.O, None if direct else col, block, store,
+    macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.K, None if direct else col, block, store,
                                                   order or "ascending"))
     if not order:
-        scratch = 0 if direct else 2 * g.K
-    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros, macs=g.N * g.P * g.O * g.K,
-                  scratch_bytes=scratch, headers=list(HEADERS))
+        scratch = 0 if direct else 2 * g.reduction
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
+                  macs=g.N * g.P * g.K * g.reduction, scratch_bytes=scratch, headers=list(HEADERS))
 
 
-__all__ = ["ConvGeometry", "conv_geometry", "blocked_statements", "block_outputs", "inplace_buffer"]
+__all__ = ["block_outputs", "blocked_statements", "conv_geometry", "inplace_buffer"]

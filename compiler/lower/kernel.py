@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..codegen.templates import c_literal, template
-from ..ir import Call, Constant, Function, OpPattern, TensorType, Var, get_op, post_order
+from ..ir import Call, Constant, Function, TensorType, Var, get_op
+from ..ir.group import split_group  # noqa: F401  (re-exported: lowerings split their group)
 
 
 @dataclass
@@ -102,15 +103,6 @@ def broadcast_index(shape: tuple[int, ...], out_shape: tuple[int, ...], out_idx:
     """Flat offset into an operand of ``shape`` broadcast (numpy rules) to ``out_shape`` at ``out_idx``."""
     lead = len(out_shape) - len(shape)
     return flat_index(shape, [e if d != 1 else "0" for e, d in zip(out_idx[lead:], shape)])
-
-
-def split_group(fn: Function) -> tuple[Call | None, list[Call]]:
-    """(anchor, epilogue): the group's one non-element-wise op (or None) and the element-wise ops
-    after it, in order."""
-    calls = [n for n in post_order(fn.body) if isinstance(n, Call)]
-    anchors = [c for c in calls if get_op(c.op).pattern > OpPattern.BROADCAST]
-    assert len(anchors) <= 1 and (not anchors or calls[0] is anchors[0]), [c.op for c in calls]
-    return (anchors[0] if anchors else None), [c for c in calls if c not in anchors]
 
 
 class Epilogue:

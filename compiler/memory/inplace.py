@@ -25,12 +25,12 @@ byte space the two tensors share):
 from __future__ import annotations
 
 import numpy as np
-import islpy as isl
 
 from ..ir import Call, Function, OpPattern, Var, get_op, post_order
-from ..lower.inplace_conv import ConvGeom, dw_plane_model, dw_plane_scratch, pixel_buffer_model
-from ..lower.kernel import split_group
-from ..poly.deps import Access, Layout, Model, clobbered_reads, flow_mismatch, only_self_conflicts
+from ..ir.group import MalformedGroup, split_group
+from ..ops.conv_geom import ConvGeom, conv_group
+from ..poly.deps import Access, Layout, Model, clobbered_reads, flow_mismatch, intended_flow, only_self_conflicts
+from ..poly.inplace_models import dw_plane_model, dw_plane_scratch, pixel_buffer_model
 from .schedule import InPlace
 
 _CACHE: dict[int, tuple[Function, list[InPlace]]] = {}
@@ -78,7 +78,7 @@ def _elementwise_proof(shape, in_size: int, out_size: int) -> bool:
 def _residual_add(fn: Function) -> list[InPlace]:
     try:
         anchor, epi = split_group(fn)
-    except AssertionError:
+    except MalformedGroup:
         return []
     if anchor is None:
         return []
@@ -107,7 +107,7 @@ def _same_index_proof(shape) -> bool:
 
 
 def _conv(fn: Function):
-    got = ConvGeom.of(fn)
+    got = conv_group(fn)
     if got is None:
         return None
     anchor, _, g = got
@@ -132,9 +132,9 @@ def prove_dw_plane(g: ConvGeom) -> bool:
     layout = Layout({"X": ((g.H, g.W, g.C), 1, 0), "Y": ((g.OH, g.OW, g.K), 1, 0)})
     if not clobbered_reads(model, layout, ("X",)).is_empty():
         return False
-    pairs = model.writes.apply_range(model.reads.reverse())          # writer -> reader of a plane cell
-    same_k = isl.UnionMap("{ S_copy[k, h, w] -> S_dw[k2, oh, ow] : k2 = k; S_fill[a, b] -> S_dw[k, oh, ow] }")
-    intended = pairs.intersect(same_k).intersect_range(isl.UnionSet("{ S_dw[k, oh, ow] }"))
+    # a plane cell read by S_dw comes from the copy of the same channel or from the border fill
+    intended = intended_flow(model, "{ S_copy[k, h, w] -> S_dw[k2, oh, ow] : k2 = k; "
+                                    "S_fill[a, b] -> S_dw[k, oh, ow] }", same_cell=True)
     return flow_mismatch(model, (("P", 2),), intended).is_empty()
 
 
@@ -160,8 +160,7 @@ def prove_pixel_buffer(g: ConvGeom) -> str | None:
         ok = True
         for block in (1, 2):
             model = Model(pixel_buffer_model(g, order, block))
-            intended = isl.UnionMap("{ S_px[oh, ow, k] -> S_store[oh, ow, k] }").intersect_domain(model.domain) \
-                .intersect_range(model.domain)
+            intended = intended_flow(model, "{ S_px[oh, ow, k] -> S_store[oh, ow, k] }")
             if not clobbered_reads(model, layout, ("X",)).is_empty() or \
                     not flow_mismatch(model, (("T", 3),), intended).is_empty():
                 ok = False

@@ -14,9 +14,9 @@ import json
 import math
 import zlib
 
-from ..cost.analytical import EPILOGUE_INSNS, ipm, family
+from ..cost.analytical import EPILOGUE_INSNS, ipm
 from ..ir import Call, Constant, Function, post_order
-from ..lower.inplace_conv import ConvGeom
+from ..ops.conv_geom import conv_group
 from .planner import format_plan
 
 
@@ -57,13 +57,13 @@ def _instructions(kernel, call, target=None) -> float:
     if plan is not None:
         from ..cost.analytical import chain_estimate
         return chain_estimate(plan, target).fused.instructions
-    got = ConvGeom.of(call.op) if call is not None else None
+    got = conv_group(call.op) if call is not None else None
     if got is None:
         return 4.0 * kernel.out.size + kernel.macs * 2
     variant = {"inplace_dw_plane": "dw_plane"}.get(kernel.variant, kernel.variant)
     if variant.startswith("inplace_pixel"):
         variant = "pixel_buffer"
-    return kernel.macs * ipm(family(got[2]), variant) + kernel.out.size * EPILOGUE_INSNS
+    return kernel.macs * ipm(got[2].family, variant) + kernel.out.size * EPILOGUE_INSNS
 
 
 def fused_rows(result) -> list[dict]:

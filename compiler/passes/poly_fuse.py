@@ -31,13 +31,13 @@ from __future__ import annotations
 import itertools
 import logging
 
-from ..cost.analytical import chain_estimate, decide, family
+from ..cost.analytical import chain_estimate, decide
 from ..ir import Call, Function, IRModule, Var, post_order, users
 from ..ir.expr import with_new_operands
-from ..lower.fused_chain import Unfusable, chain_of
-from ..lower.inplace_conv import ConvGeom
 from ..memory.arena import kernel_graph
 from ..memory.schedule import InPlace, best_schedule
+from ..ops.conv_geom import conv_group
+from ..poly.chain import Unfusable, chain_of
 from ..poly.linebuf import analyze, prove
 
 log = logging.getLogger("tinyfuse.poly_fuse")
@@ -111,7 +111,7 @@ def _analyze(stages, tw):
 
 def _is_conv(c) -> bool:
     return isinstance(c, Call) and isinstance(c.op, Function) and not c.op.attrs.get("poly") \
-        and ConvGeom.of(c.op) is not None
+        and conv_group(c.op) is not None
 
 
 def candidates(main: Function, max_stages: int) -> list[list[Call]]:
@@ -192,7 +192,7 @@ def _tile_widths(ow: int) -> list[int]:
 
 def _options(main, members, tgt, budget, base, rejected, max_recompute=1.10) -> list[dict]:
     """Fusion options of one candidate that the cost model accepts, with their arena peaks."""
-    names = "_".join(family(ConvGeom.of(m.op)[2]) for m in members)
+    names = "_".join(conv_group(m.op)[2].family for m in members)
     attrs = {"Primitive": True, "name": f"polyfused_{names}", "poly": {}}
     trial, call = merge(main, members, attrs)
     try:

@@ -146,3 +146,14 @@ def flow_mismatch(model: Model, scratch: tuple[tuple[str, int], ...], intended: 
     if not orphan.is_empty():
         diff = diff.union(orphan)
     return diff.coalesce()
+
+
+def intended_flow(model: Model, relation: str, same_cell: bool = False) -> isl.UnionMap:
+    """The intended { producer instance -> reader instance } relation for :func:`flow_mismatch`, from
+    ``relation`` (isl union-map text over the model's statement names), restricted to the model's
+    instances. ``same_cell``: keep only the pairs in which the producer writes an array element the
+    reader reads (the relation then only needs to say which producer, e.g. ``k2 = k``)."""
+    rel = isl.UnionMap(relation)
+    if same_cell:
+        return model.writes.apply_range(model.reads.reverse()).intersect(rel)
+    return rel.intersect_domain(model.domain).intersect_range(model.domain)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from ..lower.inplace_conv import ConvGeom
+from ..ops.conv_geom import ConvGeom
 from .deps import Layout, Model, clobbered_reads, flow_mismatch
 
 
@@ -154,8 +154,11 @@ def _columns(pixels: isl.Set) -> isl.Map:
     return isl.Map.from_range(cols).move_dims(isl.dim_type.in_, 0, isl.dim_type.out, 0, 1)
 
 
-def _lift(pixels: isl.Set, name: str, extra: str) -> isl.Set:
-    """Q<i>[j, a, b] -> name[j, a, b, <extra dims>] with the extra dims' constraints."""
+def lift(pixels: isl.Set, name: str, extra: str) -> isl.Set:
+    """The instances of one statement over a stage's pixels: Q<i>[j, a, b] -> name[j, a, b, <dims>].
+
+    ``extra``: ``"d1, d2 : <isl constraints over j, a, b and the dims>"`` (the statement's own loop
+    dims, e.g. the taps of a mac), or ``""`` for none."""
     dims, _, cons = extra.partition(":")
     n = len([d for d in dims.split(",") if d.strip()])
     if n == 0:
@@ -164,6 +167,24 @@ def _lift(pixels: isl.Set, name: str, extra: str) -> isl.Set:
     for i, d in enumerate(d.strip() for d in dims.split(",") if d.strip()):
         s = s.set_dim_name(isl.dim_type.set, 3 + i, d)
     return s.intersect(isl.Set(f"{{ {name}[j, a, b, {dims}] : {cons} }}")).coalesce()
+
+
+def pixel_pairs(pixels: isl.Set) -> dict[str, isl.Set]:
+    """Split a stage's pixels Q[j, a, b] for 2-pixel blocking: ``all`` = every pixel, ``pix2`` = the
+    first pixel of each pair (b even, b + 1 also in the set), ``pix1`` = the pixels in no pair."""
+    name = pixels.get_tuple_name()
+    nxt = pixels.apply(isl.Map(f"{{ {name}[j, a, b] -> {name}[j, a, b - 1] }}"))
+    p2 = pixels.intersect(nxt).intersect(isl.Set(f"{{ {name}[j, a, b] : b mod 2 = 0 }}")).coalesce()
+    p1 = pixels.subtract(p2).subtract(p2.apply(isl.Map(f"{{ {name}[j, a, b] -> {name}[j, a, b + 1] }}"))).coalesce()
+    return {"all": pixels, "pix2": p2, "pix1": p1}
+
+
+def statement_schedule(plan: ChainPlan, i: int, name: str, dims: tuple[str, ...], extra: str,
+                       tail: tuple[str, ...], pixels: isl.Set | None = None) -> isl.UnionMap:
+    """Schedule of one statement of stage ``i`` restricted to its instances: ``stage_schedule`` over
+    ``lift(pixels, name, extra)`` (``pixels``: the stage's, ``plan.pixels[i]``, unless given)."""
+    dom = lift(plan.pixels[i] if pixels is None else pixels, name, extra)
+    return isl.UnionMap(stage_schedule(plan, i, name, dims, tail).intersect_domain(dom))
 
 
 def stage_schedule(plan: ChainPlan, i: int, name: str, dims: tuple[str, ...], tail: tuple[str, ...]) -> isl.Map:
@@ -193,7 +214,7 @@ def proof_model(plan: ChainPlan, param_shapes: dict[int, tuple[int, int, int]]):
     for i, st in enumerate(plan.stages):
         g = st.geo
         name = f"P{i}"
-        d = isl.UnionSet(_lift(plan.pixels[i], name, f"k : 0 <= k < {g.K}"))
+        d = isl.UnionSet(lift(plan.pixels[i], name, f"k : 0 <= k < {g.K}"))
         dom = acc(dom, d)
         sch = acc(sch, isl.UnionMap(stage_schedule(plan, i, name, ("k",), ("k",))))
         head = f"{name}[j, a, b, k]"
@@ -241,4 +262,5 @@ def prove(plan: ChainPlan, param_shapes: dict[int, tuple[int, int, int]], inplac
     return None
 
 
-__all__ = ["Stage", "ChainPlan", "analyze", "consumers", "proof_model", "prove", "stage_schedule"]
+__all__ = ["ChainPlan", "Stage", "analyze", "consumers", "lift", "pixel_pairs", "proof_model", "prove",
+           "stage_schedule", "statement_schedule"]

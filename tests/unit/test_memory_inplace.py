@@ -2,8 +2,8 @@
 tinyfuse.poly.linebuf): each rule proven where it holds and refuted where it does not."""
 import pytest
 
-from tinyfuse.lower.inplace_conv import ConvGeom
 from tinyfuse.memory.inplace import _elementwise_proof, _same_index_proof, prove_dw_plane, prove_pixel_buffer
+from tinyfuse.ops.conv_geom import ConvGeom
 from tinyfuse.poly.deps import Access, Layout, Model, clobbered_reads, flow_mismatch
 from tinyfuse.poly.linebuf import Stage, analyze, prove
 
