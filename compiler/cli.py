@@ -1,4 +1,4 @@
-"""tinyfuse command line: compile | run | bench | report | tune.
+"""tinyfuse command line: compile | run | bench | report | validate | tune.
 
 Every user error (bad model, unsupported op, bad option) prints one line ``error: ...`` on stderr
 and exits with code 2; ``--debug`` shows the traceback instead.
@@ -85,6 +85,16 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--seed", type=int, default=0, help="seed of the random input of --measure")
     rep.add_argument("--plot-format", default="svg", choices=("svg", "png"), help="format of the plots (svg)")
     rep.add_argument("--json", action="store_true", help="print the report as one JSON object instead of text")
+    v = sub.add_parser("validate", help="run many inputs through the generated C and a reference (TFLite Micro, "
+                       "onnxruntime or --float-model): error, cosine, top-1 agreement, exact outputs, accuracy")
+    _common(v)
+    v.add_argument("--inputs", required=True, metavar="FILE", help=".npz (one array per model input, first axis = "
+                   "samples) or .npy for a single input")
+    v.add_argument("--labels", metavar="FILE", help=".npy of class indices (N,) or one-hot rows (N, C): accuracy")
+    v.add_argument("--float-model", metavar="FILE", help="compare with this float model (.onnx or .tflite) instead "
+                   "of the model's own reference; int8 outputs are dequantized")
+    v.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    v.add_argument("--no-progress", action="store_true", help="no progress bar")
     t = sub.add_parser("tune", help="measure schedules under qemu, write tuning records, train the cost model")
     t.add_argument("model", help="an .onnx or .tflite file")
     t.add_argument("--target", required=True, help="a qemu target: cortex-m0 ... cortex-m55, rv32imac")
@@ -381,6 +391,14 @@ def bench_text(f: dict) -> str:
     return "\n".join(lines)
 
 
+def cmd_validate(args) -> int:
+    from .validate import validate, validate_text
+    s = validate(args.model, args.inputs, labels=args.labels, target=args.target, float_model=args.float_model,
+                 progress=not args.no_progress and not args.json, result=_compile(args))
+    print(json.dumps(s) if args.json else validate_text(s))
+    return 0
+
+
 def cmd_tune(args) -> int:
     from .tune import tune
     records = args.records or f"{Path(args.model).stem}.{args.target}.tune.jsonl"
@@ -398,7 +416,8 @@ def cmd_tune(args) -> int:
     return 0
 
 
-COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "tune": cmd_tune}
+COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "tune": cmd_tune,
+            "validate": cmd_validate}
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
