@@ -4,8 +4,8 @@ with accuracy metrics per output (in the manner of X-CUBE-AI's ``validate``).
     summary = validate("kws.tflite", "samples.npz", labels="labels.npy")   # dict, see below
     print(validate_text(summary))
 
-The generated C is built once: on the host a batch main runs every sample in one process
-(``tinyfuse.harness.batch``); on a qemu target each sample is one run. The reference is TFLite
+The generated C is built once, with a batch test main that runs every sample (on the host in one
+process, on a qemu target in one image with the samples compiled in: ``tinyfuse.harness.batch``). The reference is TFLite
 Micro for a .tflite model, onnxruntime for an .onnx model, or the float model given as
 ``float_model`` (.onnx through onnxruntime, .tflite through TFLite Micro).
 
@@ -223,7 +223,7 @@ def validate(model: str | Path, inputs: str | Path, labels: str | Path | None = 
     target) and the reference; metrics per output (see the module docstring). ``result``: an
     already compiled model (else ``compile_model(model, target=target, **compile_options)``)."""
     from .driver import compile_model
-    from .harness.batch import build_host_batch, run_host_batch, run_target_each
+    from .harness.batch import build_host_batch, run_host_batch, run_target_batch
     from .target import get_target
     tgt = get_target(target)
     t0 = time.perf_counter()
@@ -238,7 +238,7 @@ def validate(model: str | Path, inputs: str | Path, labels: str | Path | None = 
         if tgt.is_host:
             outs = run_host_batch(build_host_batch(result, tmp), result, ours_in)
         else:
-            outs = run_target_each(result, tgt, ours_in, tmp, _progress(len(samples), progress, f"{tgt.name} (qemu)"))
+            outs = run_target_batch(result, tgt, ours_in, tmp)
     refs = [ref(x) for x in _progress(len(samples), progress, ref.name)(ref_in)]
     per_output = []
     for i, t in enumerate(result.outputs):

@@ -1,17 +1,16 @@
-"""Many inputs through one build: the host model built once with a batch test main
-(``codegen_templates/host_batch_main.c.j2``) that runs every sample in one process, and the qemu
-path, which builds one image per sample (the qemu test main has its input compiled in).
+"""Many inputs through one build: on the host a batch test main (``host_batch_main.c.j2``) runs
+every sample in one process; on a qemu target one image holds every sample
+(``target_batch_main.c.j2``) and one qemu run appends each output to out<i>.bin.
 
     exe = build_host_batch(result, workdir)
-    outs = run_host_batch(exe, result, samples)    # samples[k][i]: input i of sample k
+    outs = run_host_batch(exe, result, samples)              # samples[k][i]: input i of sample k
+    outs = run_target_batch(result, "cortex-m4", samples, workdir)
 """
 from __future__ import annotations
 
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Callable, Iterable
-
 import numpy as np
 
 from ..codegen.templates import template
@@ -57,16 +56,26 @@ def run_host_batch(exe: str | Path, result, samples: list[list[np.ndarray]],
     return [[a[k] for a in arrays] for k in range(n)]
 
 
-def run_target_each(result, target, samples: list[list[np.ndarray]], workdir: str | Path,
-                    progress: Callable[[Iterable], Iterable] = iter) -> list[list[np.ndarray]]:
-    """Outputs of every sample on a qemu target: one image per sample (its input compiled in)."""
-    from .qemu import build_target, run_target
-    out = []
-    for k, s in enumerate(progress(samples)):
-        build = build_target(result, target, Path(workdir) / f"sample{k}", s)
-        out.append(run_target(build))
-        shutil.rmtree(build.workdir, ignore_errors=True)
-    return out
+def run_target_batch(result, target, samples: list[list[np.ndarray]], workdir: str | Path,
+                     timeout: float = 1800) -> list[list[np.ndarray]]:
+    """Outputs of every sample on a qemu target, from one image with all samples compiled in
+    (``target_batch_main.c.j2``) and one qemu run."""
+    from .qemu import _check_exit, _run, build_target, qemu_command
+    n = len(samples)
+    stacked = [np.stack([np.asarray(s[i]).astype(t.dtype).reshape(t.shape) for s in samples])
+               for i, t in enumerate(result.inputs)]
+    build = build_target(result, target, workdir, stacked, samples=n)
+    run_dir = build.workdir / "run"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir(parents=True)
+    _check_exit(build, _run(qemu_command(build), f"qemu ({build.board.name})", cwd=run_dir, timeout=timeout))
+    arrays = []
+    for i, t in enumerate(result.outputs):
+        raw = (run_dir / f"out{i}.bin").read_bytes()
+        if len(raw) != n * t.nbytes:
+            raise TinyfuseError(f"output {i} of the target run has {len(raw)} bytes, expected {n} x {t.nbytes}")
+        arrays.append(np.frombuffer(raw, dtype=t.dtype).reshape((n, *t.shape)))
+    return [[a[k] for a in arrays] for k in range(n)]
 
 
-__all__ = ["build_host_batch", "run_host_batch", "run_target_each"]
+__all__ = ["build_host_batch", "run_host_batch", "run_target_batch"]
