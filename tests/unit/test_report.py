@@ -91,3 +91,9 @@ def test_without_matplotlib_one_line_hint(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert out.count("plots need matplotlib: pip install tinyfuse[plots]") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+
+
+def test_compile_report_prints_end_not_the_sentinel(tmp_path, capsys):
+    assert main(["compile", str(shared_or_skip(*KWS)), "-o", str(tmp_path / "out"), "--report"]) == 0
+    out = capsys.readouterr().out
+    assert "1000000000" not in out and re.search(r"^t12 .* 11 +end$", out, re.M)
