@@ -17,8 +17,9 @@ def kernel_table(rows: list[dict], measured: bool) -> str:
     head.append("in place")
     body = []
     for r in rows:
-        line = [r["index"], r["kernel"], "\n".join(map(shorten, r["layers"])) or "-", r["variant"], r["macs"], r["flash"],
-                r["ram"], f"{r['intensity']:.2f}", r["instructions"]]
+        layers = "\n".join(map(shorten, r["layers"])) or "(compiler-inserted)"   # e.g. a layout transpose
+        line = [r["index"], r["kernel"], layers, r["variant"], r["macs"], r["flash"], r["ram"],
+                f"{r['intensity']:.2f}", r["instructions"]]
         if measured:
             n = r["measured"]
             line += [n if n is not None else "-", f"{n / r['macs']:.2f}" if n is not None and r["macs"] else "-"]

@@ -55,3 +55,18 @@ def test_sample_layouts(tmp_path):
     np.savez(tmp_path / "b.npz", x=np.zeros((1, 4), np.int8))             # exactly one sample, the only key
     assert len(load_samples(tmp_path / "a.npz", [Info])) == 3
     assert [s[0].shape for s in load_samples(tmp_path / "b.npz", [Info])] == [(1, 4)]
+
+
+def test_int8_model_against_its_float_twin(tmp_path, capsys):
+    """--float-model: float samples quantized with the int8 model's input scale, its int8 output
+    dequantized with the output scale, compared with onnxruntime on the float model."""
+    model = shared_or_skip("models", "tflite", "kws_ref_model.tflite")
+    twin = shared_or_skip("models", "onnx", "kws_ref_model_float32.onnx")
+    x = np.random.default_rng(2).standard_normal((N, 1, 49, 10, 1)).astype(np.float32) * 10
+    np.save(tmp_path / "samples.npy", x)
+    assert main(["validate", str(model), "--inputs", str(tmp_path / "samples.npy"), "--float-model", str(twin),
+                 "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    (o,) = s["outputs"]
+    assert s["reference"] == "onnxruntime (kws_ref_model_float32.onnx)" and o["dequantized"] and o["exact"] is None
+    assert o["cosine"] > 0.95 and o["max_abs_error"] < 0.5 and o["top1_agreement"] >= 0.9   # softmax probabilities
