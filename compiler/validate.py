@@ -5,9 +5,9 @@ with accuracy metrics per output (in the manner of X-CUBE-AI's ``validate``).
     print(validate_text(summary))
 
 The generated C is built once, with a batch test main that runs every sample (on the host in one
-process, on a qemu target in one image with the samples compiled in: ``tinyfuse.harness.batch``). The reference is TFLite
-Micro for a .tflite model, onnxruntime for an .onnx model, or the float model given as
-``float_model`` (.onnx through onnxruntime, .tflite through TFLite Micro).
+process, on a qemu target in one image with the samples compiled in: ``tinyfuse.harness.batch``).
+The reference is TFLite Micro for a .tflite model, onnxruntime for an .onnx model, or the float
+model given as ``float_model`` (.onnx through onnxruntime, .tflite through TFLite Micro).
 
 Samples: an .npz with one array per model input (key = the input's name, or ``input`` for a
 single-input model, or the only key) or an .npy for a single input; the first axis counts the N
@@ -263,8 +263,9 @@ def validate_text(s: dict) -> str:
     body = []
     for o in s["outputs"]:
         exact = f"{o['exact']}/{s['samples']}" if o["exact"] is not None else "-"
-        row = [f"{o['name']} {o['shape']} {o['dtype']}" + (" (dequantized)" if o["dequantized"] else ""), f"{o['max_abs_error']:.4g}", f"{o['rmse']:.4g}",
-               f"{o['cosine']:.6f}", f"{o['top1_agreement']:.2%}", exact]
+        name = f"{o['name']} {o['shape']} {o['dtype']}" + (" (dequantized)" if o["dequantized"] else "")
+        row = [name, f"{o['max_abs_error']:.4g}", f"{o['rmse']:.4g}", f"{o['cosine']:.6f}",
+               f"{o['top1_agreement']:.2%}", exact]
         if s["labels"]:
             row += [f"{o['accuracy']:.2%}" if "accuracy" in o else "-",
                     f"{o['reference_accuracy']:.2%}" if "reference_accuracy" in o else "-"]

@@ -81,7 +81,8 @@ def test_json_output(capsys):
     path = shared_or_skip(*KWS)
     assert main(["report", str(path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["kernel_count"] == len(data["kernels"]) == 12 and data["macs"] == sum(r["macs"] for r in data["kernels"])
+    assert data["kernel_count"] == len(data["kernels"]) == 12
+    assert data["macs"] == sum(r["macs"] for r in data["kernels"])
 
 
 def test_without_matplotlib_one_line_hint(tmp_path, capsys, monkeypatch):
