@@ -127,9 +127,12 @@ def roofline_figure(summary: dict, krows: list[dict]):
         if mine:
             ax.scatter([x for _, x, _ in mine], [y for _, _, y in mine], color=color, marker=marker, s=30,
                        label=label, zorder=3)
-    for j, (r, x, y) in enumerate(pts):     # index labels, alternately above and below the point
-        ax.annotate(f"k{r['index']}", (x, y), textcoords="offset points", xytext=(4, 4 if j % 2 == 0 else -9),
-                    fontsize=7)
+    at: dict[tuple[float, float], list[str]] = {}     # kernels on one spot (repeated layers) share a label
+    for r, x, y in pts:
+        at.setdefault((round(math.log10(x), 3), round(math.log10(y), 3)), []).append(f"k{r['index']}")
+    for j, ((lx, ly), names) in enumerate(at.items()):   # alternately above and below the point
+        ax.annotate(",".join(names), (10 ** lx, 10 ** ly), textcoords="offset points",
+                    xytext=(4, 4 if j % 2 == 0 else -9), fontsize=7)
     if len(pts) <= 48:                       # the key: which layers each label stands for
         ax.text(1.02, 1.0, "kernels:\n" + "\n".join(short_label(r, 30) for r, _, _ in pts), transform=ax.transAxes,
                 va="top", fontsize=7, family="monospace")
