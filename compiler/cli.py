@@ -1,4 +1,4 @@
-"""tinyfuse command line: compile | run | bench | report | tune.
+"""tinyfuse command line: compile | run | bench | report | validate | tune.
 
 Every user error (bad model, unsupported op, bad option) prints one line ``error: ...`` on stderr
 and exits with code 2; ``--debug`` shows the traceback instead.
@@ -75,10 +75,26 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target")
     _common(b)
     _execution(b)
-    rep = sub.add_parser("report", help="fused groups, memory plan, per-kernel MACs / bytes / intensity")
+    rep = sub.add_parser("report", help="per-kernel source layers, MACs, flash, RAM (X-CUBE-AI-style analysis), "
+                         "fused groups, memory plan, roofline")
     _common(rep)
-    rep.add_argument("-o", "--output", metavar="DIR", help="also write memory_plan.svg, roofline.svg and "
-                     "report.json into DIR")
+    rep.add_argument("-o", "--output", metavar="DIR", help="also write report.json, memory_plan.<fmt> and "
+                     "roofline.<fmt> into DIR (plots need matplotlib: pip install tinyfuse[plots])")
+    rep.add_argument("--measure", action="store_true", help="run once under qemu (--target a qemu target) and "
+                     "add the executed instructions per kernel")
+    rep.add_argument("--seed", type=int, default=0, help="seed of the random input of --measure")
+    rep.add_argument("--plot-format", default="svg", choices=("svg", "png"), help="format of the plots (svg)")
+    rep.add_argument("--json", action="store_true", help="print the report as one JSON object instead of text")
+    v = sub.add_parser("validate", help="run many inputs through the generated C and a reference (TFLite Micro, "
+                       "onnxruntime or --float-model): error, cosine, top-1 agreement, exact outputs, accuracy")
+    _common(v)
+    v.add_argument("--inputs", required=True, metavar="FILE", help=".npz (one array per model input, first axis = "
+                   "samples) or .npy for a single input")
+    v.add_argument("--labels", metavar="FILE", help=".npy of class indices (N,) or one-hot rows (N, C): accuracy")
+    v.add_argument("--float-model", metavar="FILE", help="compare with this float model (.onnx or .tflite) instead "
+                   "of the model's own reference; int8 outputs are dequantized")
+    v.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    v.add_argument("--no-progress", action="store_true", help="no progress bar")
     t = sub.add_parser("tune", help="measure schedules under qemu, write tuning records, train the cost model")
     t.add_argument("model", help="an .onnx or .tflite file")
     t.add_argument("--target", required=True, help="a qemu target: cortex-m0 ... cortex-m55, rv32imac")
@@ -112,17 +128,30 @@ def cmd_compile(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .memory.report import report
+    from .report import report
     from .target import get_target
-    text, files = report(_compile(args), get_target(args.target))
-    print(text)
+    target = get_target(args.target)
+    result = _compile(args)
+    measured = measure_kernels(result, target, args.seed) if args.measure else None
+    text, files = report(result, target, measured, args.plot_format if args.output else None)
+    print(files["report.json"].decode().rstrip() if args.json else text)
     if args.output:
         out = Path(args.output)
         out.mkdir(parents=True, exist_ok=True)
         for fname, body in files.items():
-            (out / fname).write_text(body)
-        print(f"wrote {', '.join(sorted(files))} to {out}/")
+            (out / fname).write_bytes(body)
+        print(f"wrote {', '.join(sorted(files))} to {out}/", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def measure_kernels(result, target, seed: int) -> dict:
+    """bench_target's figures (instructions per kernel) of one run on a seeded random input."""
+    from .harness.bench import bench_target
+    from .harness.qemu import build_target
+    if target.is_host:
+        raise TinyfuseError("--measure runs under qemu: give --target a qemu target (cortex-m0 ... rv32imac)")
+    with tempfile.TemporaryDirectory(prefix="tinyfuse_report_") as tmp:
+        return bench_target(build_target(result, target, Path(tmp), load_inputs(None, result.inputs, seed)))
 
 
 def report_text(result) -> str:
@@ -362,6 +391,14 @@ def bench_text(f: dict) -> str:
     return "\n".join(lines)
 
 
+def cmd_validate(args) -> int:
+    from .validate import validate, validate_text
+    s = validate(args.model, args.inputs, labels=args.labels, target=args.target, float_model=args.float_model,
+                 progress=not args.no_progress and not args.json, result=_compile(args))
+    print(json.dumps(s) if args.json else validate_text(s))
+    return 0
+
+
 def cmd_tune(args) -> int:
     from .tune import tune
     records = args.records or f"{Path(args.model).stem}.{args.target}.tune.jsonl"
@@ -379,7 +416,8 @@ def cmd_tune(args) -> int:
     return 0
 
 
-COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "tune": cmd_tune}
+COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "tune": cmd_tune,
+            "validate": cmd_validate}
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):

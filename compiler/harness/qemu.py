@@ -75,10 +75,12 @@ def _c_bytes(arr: np.ndarray, per_line: int = 24) -> str:
 
 
 def build_target(result, target: str | Target, workdir: str | Path, inputs: list[np.ndarray],
-                 arena_fill: int = 0, cflags: tuple[str, ...] = CFLAGS) -> TargetBuild:
+                 arena_fill: int = 0, cflags: tuple[str, ...] = CFLAGS, samples: int = 0) -> TargetBuild:
     """Write the sources into ``workdir/src``, compile them with the target's compiler and flags,
     link ``workdir/model.elf`` for the first board it fits. Raises TinyfuseError when a tool is
-    missing, the compiler rejects the code or no board is large enough."""
+    missing, the compiler rejects the code or no board is large enough. ``samples`` > 0: each of
+    ``inputs`` holds that many samples (N, *shape) and the batch test main
+    (``target_batch_main.c.j2``, tinyfuse.harness.batch) runs them all."""
     target = get_target(target)
     if target.is_host:
         raise TinyfuseError("target host runs with the host harness (tinyfuse.harness.build_host), not qemu")
@@ -86,11 +88,12 @@ def build_target(result, target: str | Target, workdir: str | Path, inputs: list
     workdir = Path(workdir).resolve()
     src = result.write(workdir / "src")
     main = workdir / "tf_main.c"
-    data = [_c_bytes(np.ascontiguousarray(np.asarray(x).astype(t.dtype).reshape(t.shape)))
+    data = [_c_bytes(np.ascontiguousarray(np.asarray(x).astype(t.dtype).reshape((samples, *t.shape) if samples
+                                                                                 else t.shape)))
             for t, x in zip(result.inputs, inputs)]
-    main.write_text(template("target_main.c.j2").render(name=result.name, NAME=result.name.upper(),
-                                                        inputs=result.inputs, outputs=result.outputs,
-                                                        input_data=data, fill=arena_fill))
+    main.write_text(template("target_batch_main.c.j2" if samples else "target_main.c.j2").render(
+        name=result.name, NAME=result.name.upper(), inputs=result.inputs, outputs=result.outputs,
+        input_data=data, fill=arena_fill, samples=samples))
     model_srcs = [src / f for f in sorted(result.files) if f.endswith(".c")]   # <name>.c, <name>_weights.c, ...
     board_srcs = sorted({s for b in target.boards for s in b.sources})
     units = {f"model_{s.stem}": (s, ()) for s in model_srcs}

@@ -83,6 +83,19 @@ class Function:
     def outputs(self) -> tuple[Expr, ...]:
         return self.body.fields if isinstance(self.body, Tuple) else (self.body,)
 
+    def source_spans(self) -> list[str]:
+        """The source layer names (``Call.span``: ONNX node names, TFLite ``<op>_<index>``) of every
+        call this function covers, nested fused groups (a poly-fused chain) included; each once, in
+        topological order, empty spans left out."""
+        spans: list[str] = []
+        for node in post_order(self.body):
+            if isinstance(node, Call):
+                inner = node.op.source_spans() if isinstance(node.op, Function) else []
+                for s in [*inner, node.span]:
+                    if s and s not in spans:
+                        spans.append(s)
+        return spans
+
 
 @dataclass(frozen=True)
 class IRModule:

@@ -26,6 +26,8 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+LIVE_TO_END = 10**8      # a Buffer.last at or beyond this is "live to the end of the run" (arena.END is 10**9)
+
 
 @dataclass(frozen=True)
 class Buffer:
@@ -236,10 +238,14 @@ def plan_memory(buffers: Sequence[Buffer], alignment: int = 16, planner: str = "
 
 
 def format_plan(plan: Plan, buffers: Sequence[Buffer]) -> str:
-    """Fixed-width table (buffer, size, offset, first, last) sorted by offset then first."""
+    """Fixed-width table (buffer, size, offset, first, last) sorted by offset then first; a ``last`` of
+    LIVE_TO_END or more (a model output, live to the end) prints as ``end``."""
     rows = sorted(buffers, key=lambda b: (plan.offsets[b.name], b.first, b.name))
     width = max([len("buffer")] + [len(b.name) for b in rows])
-    lines = [f"{'buffer':<{width}}  {'size':>10}  {'offset':>10}  {'first':>6}  {'last':>10}"]
-    lines += [f"{b.name:<{width}}  {b.size:>10}  {plan.offsets[b.name]:>10}  {b.first:>6}  {b.last:>10}" for b in rows]
+
+    def last(b: Buffer) -> str:
+        return "end" if b.last >= LIVE_TO_END else str(b.last)
+    lines = [f"{'buffer':<{width}}  {'size':>10}  {'offset':>10}  {'first':>6}  {'last':>6}"]
+    lines += [f"{b.name:<{width}}  {b.size:>10}  {plan.offsets[b.name]:>10}  {b.first:>6}  {last(b):>6}" for b in rows]
     lines.append(f"arena {plan.arena_bytes} bytes, lower bound {plan.lower_bound} bytes, planner {plan.planner}")
     return "\n".join(lines)

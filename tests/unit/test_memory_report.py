@@ -14,7 +14,7 @@ def test_report_writes_tables_and_svgs(tmp_path, capsys):
     assert "roofline: peak 2 MACs/cycle" in out and "lower bound" in out and "live bytes per kernel" in out
     for name in ("memory_plan.svg", "roofline.svg"):
         root = ET.fromstring((tmp_path / name).read_text())
-        assert root.tag.endswith("svg") and len(root) > 5
+        assert root.tag.endswith("svg") and sum(1 for _ in root.iter()) > 50   # matplotlib nests groups
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["arena_bytes"] >= data["lower_bound"] and data["fused"] and data["kernels"]
     assert {b["cluster"] for b in data["buffers"]} - {""}           # in-place clusters are reported
