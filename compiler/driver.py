@@ -23,7 +23,7 @@ from .lower.arena_variants import lower_for_arena
 from .memory import Buffer, Plan
 from .memory.arena import plan_arena
 from .passes import run_pipeline
-from .target import Placement, check_fits, get_target
+from .targets import Placement, check_fits, get_target
 
 
 @dataclass
@@ -108,7 +108,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
     shape, bad file, unknown pass or target). ``weights_section``, ``arena_section``, ``code_section``
-    and ``align`` override the defaults of :class:`tinyfuse.target.Placement`. ``rounding`` is the
+    and ``align`` override the defaults of :class:`tinyfuse.targets.Placement`. ``rounding`` is the
     int8 requantization rounding: 'double' (TFLM and CMSIS-NN default) or 'single'. ``kernels``
     chooses the kernel variants: 'auto' (the fastest the target has: arm_dsp, arm_mve), 'ref' (portable
     C everywhere) or one variant name; default: $TINYFUSE_KERNELS, else 'auto'. ``scratch_bytes``

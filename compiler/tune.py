@@ -119,7 +119,7 @@ def measure(model, target: str, knobs: dict, variants: dict | None, default: str
     from .driver import compile_model
     from .harness.bench import bench_target
     from .harness.qemu import build_target
-    from .target import get_target
+    from .targets import get_target
     tgt = get_target(target)
     recs = TuningRecords(forced_global=knobs, forced_variants=variants or {}, default_variant=default)
     t0 = time.perf_counter()
@@ -185,7 +185,7 @@ def tune(model, target: str, trials: int = 8, records_path: str | Path | None = 
     ``records_path``, train the cost model. Returns a summary (before/after instructions, time)."""
     from .cost.learned import fit
     from .lower import kernel_variants
-    from .target import get_target
+    from .targets import get_target
     tgt = get_target(target)
     if tgt.is_host:
         raise TinyfuseError("tune measures instructions under qemu: choose a Cortex-M or RISC-V --target")

@@ -6,7 +6,7 @@ Inputs
     family (``conv`` 3x3-like, ``dw`` depthwise, ``pw`` 1x1) and variant (``ref``, ``arm_dsp``, the
     in-place kernels, ``fused_chain``);
   - per fused chain: a ``linebuf.ChainPlan`` (MACs with recompute, line-buffer bytes, tile width);
-  - the target's peak MACs/cycle and SRAM bytes/cycle (``tinyfuse.target.Target``) and its scratch
+  - the target's peak MACs/cycle and SRAM bytes/cycle (``tinyfuse.targets.Target``) and its scratch
     budget (``--scratch-bytes``).
 Outputs
   - ``KernelEstimate``: instructions (MACs x instructions-per-MAC of that family and variant, plus

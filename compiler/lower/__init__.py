@@ -65,7 +65,7 @@ def kernel_variants(target, kernels: str = "auto") -> tuple[str, ...]:
 
 
 def lower_group(fn: Function, name: str, pool: ConstPool, target=None, kernels: str = "auto") -> Kernel:
-    """Lower one fused group to a Kernel named ``name`` for ``target`` (a tinyfuse.target.Target; None
+    """Lower one fused group to a Kernel named ``name`` for ``target`` (a tinyfuse.targets.Target; None
     = host). Raises TinyfuseError if no kernel exists."""
     anchor, epilogue_ops = split_group(fn)
     key = anchor.op if anchor is not None else "elemwise"

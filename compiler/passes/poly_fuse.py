@@ -47,7 +47,7 @@ def poly_fuse(mod: IRModule, target=None, scratch_bytes: int | None = None, max_
               max_rounds: int = 16, max_recompute: float = 1.10) -> IRModule:
     """The pass (module doc). ``scratch_bytes``: line-buffer budget (default: the target's);
     ``max_recompute``: the most MACs a fused kernel may compute, relative to its members unfused."""
-    from ..target import get_target
+    from ..targets import get_target
     tgt = get_target(target or "host")
     budget = tgt.scratch_bytes if scratch_bytes is None else scratch_bytes
     main = mod.main

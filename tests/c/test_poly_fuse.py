@@ -174,7 +174,7 @@ def test_fused_chain_dsp_on_cortex_m4(tmp_path):
     if not (shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")):
         pytest.skip("qemu-system-arm / arm-none-eabi-gcc not installed")
     from tinyfuse.harness.qemu import build_target, run_target
-    from tinyfuse.target import get_target
+    from tinyfuse.targets import get_target
     for i, layers in enumerate((MBV2_BLOCK, DOWN_BLOCK)):
         model, x = qdq_chain((1, 12, 12, 8), layers, seed=i)
         result = compile_model(model, target="cortex-m4")

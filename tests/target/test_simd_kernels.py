@@ -114,7 +114,7 @@ def test_simd_sources_compile_warning_free_with_gcc_and_clang(model, target, tmp
     -Wall -Wextra -Wconversion -Werror under arm-none-eabi-gcc and clang."""
     import shutil
     import subprocess
-    from tinyfuse.target import get_target
+    from tinyfuse.targets import get_target
     from tests.conftest import shared_or_skip
     require_tools(target)
     path = shared_or_skip("models", "onnx", f"{model}.onnx")

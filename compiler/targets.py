@@ -7,7 +7,7 @@ RAM sizes. A target lists its boards smallest first; the harness takes the first
 in (the linker decides: region overflow or too little RAM left for the stack), so a small model on
 ``cortex-m0`` runs on the 16 KB micro:bit and a larger one on the MPS2 AN385.
 
-    from tinyfuse.target import get_target
+    from tinyfuse.targets import get_target
     t = get_target("cortex-m4")      # t.cflags, t.machine, t.flash_bytes, t.dsp, ...
 """
 from __future__ import annotations
@@ -15,14 +15,19 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import TinyfuseError
-from ..resources import runtime_dir
+from .errors import TinyfuseError
+from .resources import runtime_dir
 
 RUNTIME_DIR = runtime_dir()
 BOARDS_DIR = RUNTIME_DIR / "boards"
 
 KiB = 1024
 MiB = 1024 * KiB
+
+# Byte alignment of every arena buffer offset and size (the memory plan, the schedule's live-byte
+# counts, the kernels' scratch) and the default alignment of the weights and the arena (Placement):
+# 16 bytes covers the widest access of any kernel (Helium 128-bit vector loads, host SSE/NEON).
+ARENA_ALIGN = 16
 
 _ARM_QEMU = ("qemu-system-arm", "-display", "none", "-serial", "none", "-monitor", "none")
 _RV_QEMU = ("qemu-system-riscv32", "-bios", "none", "-display", "none", "-serial", "none", "-monitor", "none")
@@ -181,13 +186,13 @@ class Placement:
     ``.bss.*`` in any linker script, so nothing changes until a script names them.
 
     ``align`` (bytes, a power of two >= 4) aligns the weights and the arena; the memory plan keeps
-    16-byte offsets inside the arena.
+    ``ARENA_ALIGN``-byte (16) offsets inside the arena.
     """
 
     code_section: str = ".text.tinyfuse"
     weights_section: str = ".rodata.tinyfuse.weights"
     arena_section: str = ".bss.tinyfuse.arena"
-    align: int = 16
+    align: int = ARENA_ALIGN
 
     def __post_init__(self):
         for what in ("code_section", "weights_section", "arena_section"):
@@ -198,4 +203,4 @@ class Placement:
             raise TinyfuseError(f"--align {self.align}: must be a power of two >= 4")
 
 
-__all__ = ["Board", "Placement", "Target", "TARGETS", "BOARDS_DIR", "RUNTIME_DIR", "check_fits", "get_target"]
+__all__ = ["ARENA_ALIGN", "Board", "Placement", "Target", "TARGETS", "BOARDS_DIR", "RUNTIME_DIR", "check_fits", "get_target"]
