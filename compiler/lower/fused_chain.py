@@ -142,9 +142,9 @@ def _stage_bodies(i, geo, st, mc, anchor, epi, pool, plan, rings, chain, t) -> d
     return {f"S{i}_init": init, f"S{i}_mac": mac, f"S{i}_out": out}
 
 
-def _dsp_kind(geo: ConvGeom, target, kernels: str) -> str | None:
-    """'conv' / 'dw' when the stage has a DSP form on this target, else None (portable C)."""
-    if target is None or not getattr(target, "dsp", False) or kernels == "ref":
+def _dsp_kind(geo: ConvGeom, options) -> str | None:
+    """'conv' / 'dw' when the stage has a DSP form and ``options.chain_dsp``, else None (portable C)."""
+    if not options.chain_dsp:
         return None
     if geo.G == 1:
         return "conv"
@@ -290,7 +290,9 @@ def _pixel_pairs(pixels: isl.Set) -> dict[str, isl.Set]:
     return {"all": pixels, "pix2": p2, "pix1": p1}
 
 
-def lower_fused_chain(fn: Function, name: str, pool, target=None, kernels: str = "auto") -> Kernel:
+def lower_fused_chain(fn: Function, name: str, pool, options) -> Kernel:
+    """A poly-fused group (``attrs['poly']``) as one line-buffered kernel; DSP stage bodies when
+    ``options`` (a CompileOptions) allows arm_dsp."""
     chain = chain_of(fn)
     info = fn.attrs["poly"]
     plan = analyze(chain.stages, info.get("tile_w"))
@@ -306,7 +308,7 @@ def lower_fused_chain(fn: Function, name: str, pool, target=None, kernels: str =
         anchor, epi_ops, _ = ConvGeom.of(mc.op)
         ops += [anchor.op] + [c.op for c in epi_ops]
         epi = _ChainEpilogue(mc, fn, rings, pool, mc.op.body.ty.ctype, anchor, epi_ops)
-        kind = _dsp_kind(geo, target, kernels)
+        kind = _dsp_kind(geo, options)
         if kind is not None:
             stmts, col_bytes = _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, td,
                                           scratch, decls)

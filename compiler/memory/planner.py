@@ -26,6 +26,8 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from ..targets import ARENA_ALIGN
+
 
 @dataclass(frozen=True)
 class Buffer:
@@ -211,7 +213,7 @@ def _lower_bound(buffers: Sequence[Buffer], alignment: int) -> int:
     return max((live(t) for t in {b.first for b in buffers}), default=0)
 
 
-def plan_memory(buffers: Sequence[Buffer], alignment: int = 16, planner: str = "best") -> Plan:
+def plan_memory(buffers: Sequence[Buffer], alignment: int = ARENA_ALIGN, planner: str = "best") -> Plan:
     """Assign arena offsets (bytes) to ``buffers`` with the named planner; see module doc."""
     if planner not in PLANNERS:
         raise ValueError(f"unknown memory planner {planner!r}; choose one of {sorted(PLANNERS)}")

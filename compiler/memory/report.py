@@ -20,7 +20,7 @@ from ..lower.inplace_conv import ConvGeom
 from .planner import format_plan
 
 
-def kernel_rows(result, target=None) -> list[dict]:
+def kernel_rows(result) -> list[dict]:
     """Per kernel: name, ops, variant, MACs, bytes moved, intensity, estimated instructions, rule."""
     mem = getattr(result, "memory", None)
     rows = []
@@ -36,7 +36,7 @@ def kernel_rows(result, target=None) -> list[dict]:
             o = mem.inplace[i]
             rule = f"{o.rule} over p{o.arg}" + (f" ({o.order})" if o.rule == "pixel_buffer" else "")
         rows.append({"kernel": k.name, "ops": k.ops, "variant": k.variant, "macs": k.macs, "bytes": moved,
-                     "intensity": k.macs / moved if moved else 0.0, "instructions": _instructions(k, call, target),
+                     "intensity": k.macs / moved if moved else 0.0, "instructions": _instructions(k, call, result.options),
                      "scratch": k.scratch_bytes, "inplace": rule})
     return rows
 
@@ -51,12 +51,13 @@ def _constants(fn: Function) -> int:
     return total
 
 
-def _instructions(kernel, call, target=None) -> float:
-    """Cost-model instructions of one kernel (conv families; others: 4 per output element)."""
+def _instructions(kernel, call, options) -> float:
+    """Cost-model instructions of one kernel (conv families; others: 4 per output element) compiled
+    with ``options`` (a CompileOptions)."""
     plan = getattr(kernel, "plan", None)
     if plan is not None:
         from ..cost.analytical import chain_estimate
-        return chain_estimate(plan, target).fused.instructions
+        return chain_estimate(plan, options).fused.instructions
     got = ConvGeom.of(call.op) if call is not None else None
     if got is None:
         return 4.0 * kernel.out.size + kernel.macs * 2
@@ -79,7 +80,7 @@ def fused_rows(result) -> list[dict]:
 def report(result, target) -> tuple[str, dict[str, str]]:
     """(text, files) of ``tinyfuse report``: files are memory_plan.svg, roofline.svg, report.json."""
     mem = getattr(result, "memory", None)
-    krows, frows = kernel_rows(result, target), fused_rows(result)
+    krows, frows = kernel_rows(result), fused_rows(result)
     head = [f"model {result.name} for {target.name}: {len(result.steps)} kernels, {result.macs} MACs, "
             f"weights {result.weights_bytes} B",
             f"arena {result.arena_bytes} B (I/O + activations + scratch); live-bytes lower bound "
