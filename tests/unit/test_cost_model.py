@@ -38,10 +38,10 @@ def test_signature_is_stable_across_compiles_and_ignores_names(tmp_path):
 def test_features_have_fixed_names_and_finite_values(tmp_path):
     r = compile_model(_conv_model(tmp_path / "m.onnx"), target="cortex-m4")
     for s in r.steps:
-        f = kernel_features(s.call.op, s.kernel)
+        f = kernel_features(s.call.op, s.kernel, r.options)
         v = vector(f)
         assert list(f) == list(FEATURE_NAMES) and np.all(np.isfinite(v))
-    macs = max(kernel_features(s.call.op, s.kernel)["log_macs"] for s in r.steps)
+    macs = max(kernel_features(s.call.op, s.kernel, r.options)["log_macs"] for s in r.steps)
     assert macs == np.log1p(6 * 6 * 8 * 9 * 4)
 
 
