@@ -34,7 +34,7 @@ def resolve_variants(target: Target, kernels: str = "auto") -> tuple[str, ...]:
     variant name. TinyfuseError for an unknown choice or a variant the target lacks."""
     if kernels not in KERNEL_CHOICES:
         raise TinyfuseError(f"--kernels {kernels}: choose one of {', '.join(KERNEL_CHOICES)}")
-    have = tuple(v for v, flag in FEATURES.items() if getattr(target, flag))
+    have = tuple(v for v, flag in FEATURES.items() if flag in target.features)
     if kernels in ("auto", "ref"):
         return have if kernels == "auto" else ()
     if kernels not in have:

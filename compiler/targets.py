@@ -70,6 +70,11 @@ class Target:
     sram_bytes_per_cycle: float = 4.0    # SRAM bytes per cycle (one 32-bit access)
 
     @property
+    def features(self) -> frozenset[str]:
+        """The ISA features the core has, by flag name: 'dsp', 'mve', 'fpu'."""
+        return frozenset(f for f, on in (("dsp", self.dsp), ("mve", self.mve), ("fpu", self.fpu)) if on)
+
+    @property
     def is_host(self) -> bool:
         return not self.boards
 
@@ -161,10 +166,9 @@ def get_target(target: str | Target) -> Target:
     return TARGETS[target]
 
 
-def check_fits(result, target: str | Target) -> None:
-    """TinyfuseError when a compiled model fits no board of ``target``: its arena (activations, input
+def check_fits(result, t: Target) -> None:
+    """TinyfuseError when a compiled model fits no board of target ``t``: its arena (activations, input
     and output) in the board's RAM and its weights in the board's flash. Host has no limit."""
-    t = get_target(target)
     if t.is_host:
         return
     if any(result.arena_bytes <= b.ram_bytes and result.weights_bytes <= b.flash_bytes for b in t.boards):
