@@ -174,8 +174,7 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
         k = choose(fn, option) if choose is not None else None
         return lower_for_arena(fn, kname, ConstPool(mod.name) if dry else pool,
                                options.for_kernels(k) if k else options, option)
-    arena = plan_arena(func, lower, options.planner, alignment=options.alignment,
-                       dry_run=choose is not None or bool(options.variants), cache=options.context.inplace_options)
+    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants))
     offset = arena.offset
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
     steps = [Step(kernel, [offset(a) for a in call.args], offset(call), arena.scratch_offset(i), call)

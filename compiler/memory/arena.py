@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..ir import Call, Expr, Function, post_order
-from ..targets import ARENA_ALIGN
 from .inplace import options as inplace_options
 from .planner import Buffer, Plan, plan_memory
 from .schedule import InPlace, KernelGraph, Node, Schedule, best_schedule
@@ -77,12 +76,13 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
     return g, calls
 
 
-def plan_arena(func: Function, lower: Callable, planner: str = "best", alignment: int = ARENA_ALIGN,
-               inplace: bool = True, cost=None, dry_run: bool = True, cache: dict | None = None) -> ArenaPlan:
+def plan_arena(func: Function, lower: Callable, options, inplace: bool = True, cost=None,
+               dry_run: bool = True) -> ArenaPlan:
     """``lower(fn, name, dry, option)`` lowers a group (``option``: an InPlace or None; ``dry``: a
-    trial whose constants must go to a throwaway pool). ``dry_run`` False: the normal kernels need
-    no scratch (portable kernels), so skip the trial lowering that measures it. ``cache``: the
-    compilation's in-place proof cache (``CompileContext.inplace_options``)."""
+    trial whose constants must go to a throwaway pool). ``options`` (a CompileOptions): the planner,
+    the alignment (bytes) and the compilation's in-place proof cache. ``dry_run`` False: the normal
+    kernels need no scratch (portable kernels), so skip the trial lowering that measures it."""
+    planner, alignment, cache = options.planner, options.alignment, options.context.inplace_options
     g0, calls0 = kernel_graph(func, cache=cache)
     scratch = {id(c): lower(c.op, f"dry{i}", True, None).scratch_bytes for i, c in enumerate(calls0)
                if dry_run or c.op.attrs.get("poly")}
