@@ -11,8 +11,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import onnx
-
 from . import __version__
 from .codegen.emit import emit_sources
 from .cost.records import load_records

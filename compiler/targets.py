@@ -13,7 +13,6 @@ in (the linker decides: region overflow or too little RAM left for the stack), s
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from .errors import TinyfuseError
 from .resources import runtime_dir

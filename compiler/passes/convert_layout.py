@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Call, Constant, Expr, Function, IRModule, OpPattern, Tuple, Var, call, get_op, post_order
+from ..ir import Call, Constant, Expr, Function, IRModule, OpPattern, Tuple, call, get_op, post_order
 from ..ir.op import rebuild_call
 
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
