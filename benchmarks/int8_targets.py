@@ -37,7 +37,7 @@ from tinyfuse.harness.qemu import build_target, missing_tools, run_target  # noq
 from tinyfuse.ir import Call, Function, post_order  # noqa: E402
 from tinyfuse.lower.kernel import split_group  # noqa: E402
 from tinyfuse.passes.pipeline import PASS_NAMES  # noqa: E402
-from tinyfuse.target import TARGETS  # noqa: E402
+from tinyfuse.targets import TARGETS  # noqa: E402
 
 SIMD_MODELS = ["kws_ref_model", "pretrainedResnet_quant"]
 ALL_MODELS = ["kws_ref_model", "pretrainedResnet_quant", "ad01_int8"]

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from tinyfuse.driver import compile_model  # noqa: E402
 from tinyfuse.harness.bench import bench_target  # noqa: E402
 from tinyfuse.harness.qemu import build_target, missing_tools  # noqa: E402
-from tinyfuse.target import TARGETS  # noqa: E402
+from tinyfuse.targets import TARGETS  # noqa: E402
 
 SHARED_MODELS = ROOT.parent / "shared" / "models" / "onnx"
 DEFAULT_SHARED = ["kws_ref_model_float32", "ad01_fp32"]

@@ -129,7 +129,7 @@ def cmd_compile(args) -> int:
 
 def cmd_report(args) -> int:
     from .report import report
-    from .target import get_target
+    from .targets import get_target
     target = get_target(args.target)
     result = _compile(args)
     measured = measure_kernels(result, target, args.seed) if args.measure else None
@@ -211,7 +211,7 @@ def onnxruntime_outputs(model_path: str, infos, inputs) -> list[np.ndarray]:
 def cmd_run(args) -> int:
     from .harness import build_host, run_host
     from .harness.qemu import build_target, run_target
-    from .target import get_target
+    from .targets import get_target
     target = get_target(args.target)
     result = _compile(args)
     inputs = load_inputs(args.input, result.inputs, args.seed)
@@ -357,7 +357,7 @@ def per_layer_lines(result, inputs) -> list[str]:
 def cmd_bench(args) -> int:
     from .harness.bench import bench_target
     from .harness.qemu import build_target
-    from .target import TARGETS, get_target
+    from .targets import TARGETS, get_target
     target = get_target(args.target)
     if target.is_host:
         raise TinyfuseError(f"bench runs on a qemu target: --target one of {', '.join(t for t in TARGETS if t != 'host')}")

@@ -11,19 +11,19 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import onnx
-
 from . import __version__
 from .codegen.emit import emit_sources
+from .cost.records import load_records
 from .errors import TinyfuseError
 from .frontend.onnx import from_onnx, load_onnx, sanitize
 from .ir import Call, Constant, Function, IRModule, Var, post_order
-from .lower import ConstPool, Kernel, kernel_variants
+from .lower import ConstPool, Kernel
 from .lower.arena_variants import lower_for_arena
 from .memory import Buffer, Plan
 from .memory.arena import plan_arena
+from .options import CompileOptions
 from .passes import run_pipeline
-from .target import Placement, check_fits, get_target
+from .targets import Placement, check_fits, get_target
 
 
 @dataclass
@@ -66,7 +66,7 @@ class CompileResult:
     timings: dict = field(default_factory=dict)
     target: str = "host"
     placement: Placement = field(default_factory=Placement)   # linker sections + alignment
-    kernel_choice: str = "auto"     # --kernels: auto, ref, arm_dsp, arm_mve (lower.kernel_variants)
+    options: CompileOptions | None = None   # the resolved options it was compiled with
     memory: object = None           # tinyfuse.memory.arena.ArenaPlan: order, in-place choices, bounds
 
     @property
@@ -108,7 +108,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
     shape, bad file, unknown pass or target). ``weights_section``, ``arena_section``, ``code_section``
-    and ``align`` override the defaults of :class:`tinyfuse.target.Placement`. ``rounding`` is the
+    and ``align`` override the defaults of :class:`tinyfuse.targets.Placement`. ``rounding`` is the
     int8 requantization rounding: 'double' (TFLM and CMSIS-NN default) or 'single'. ``kernels``
     chooses the kernel variants: 'auto' (the fastest the target has: arm_dsp, arm_mve), 'ref' (portable
     C everywhere) or one variant name; default: $TINYFUSE_KERNELS, else 'auto'. ``scratch_bytes``
@@ -118,38 +118,40 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     and, per kernel signature, the variant with the fewest measured instructions (compiler/tune.py).
     """
     tgt = get_target(target)
-    kernels = kernels or os.environ.get("TINYFUSE_KERNELS") or "auto"
     overrides = dict(weights_section=weights_section, arena_section=arena_section, code_section=code_section,
                      align=align)
     placement = Placement(**{k: v for k, v in overrides.items() if v is not None})
-    if isinstance(model, (bytes, bytearray)) or isinstance(model, (str, Path)) and str(model).endswith(".tflite"):
-        from .frontend.tflite import from_tflite, load_tflite   # .tflite path or flatbuffer bytes
-        data = load_tflite(model)
-        name = sanitize(name or (Path(model).stem if isinstance(model, (str, Path)) else "model"))
-        model_hash, ir = hashlib.sha256(data).hexdigest()[:16], from_tflite(data, name)
-    else:
-        if isinstance(model, (str, Path)):
-            name = sanitize(name or Path(model).stem)
-            model = load_onnx(model)
-        model_hash, ir = hashlib.sha256(model.SerializeToString()).hexdigest()[:16], from_onnx(model, name)
-    timings: dict = {}
+    model_hash, ir = _load(model, name)
     choose = None
     if tuning_records is not None:
-        from .tune import load_records
         records = load_records(tuning_records)
         disabled_passes, scratch_bytes = records.apply_global(model_hash, tgt.name, disabled_passes, scratch_bytes)
         choose = records.chooser(tgt.name)
-    mod = run_pipeline(ir, disabled=disabled_passes, dump_dir=dump_ir, timings=timings, rounding=rounding,
-                       target=tgt, scratch_bytes=scratch_bytes)
-    result = _lower_and_plan(mod, model_hash, planner, timings, tgt, placement, kernels, choose)
+    options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
+                                     rounding, planner, disabled_passes, dump_ir)
+    mod = run_pipeline(ir, options)
+    result = _lower_and_plan(mod, model_hash, options, placement, choose)
     check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
     return result
 
 
-def _lower_and_plan(mod: IRModule, model_hash: str, planner: str, timings: dict, target="host",
-                    placement: Placement = Placement(), kernels: str = "auto", choose=None) -> CompileResult:
-    """``choose(fn, option)``: a kernel-variant choice for one group (tuning records), or None."""
-    tgt = get_target(target)
+def _load(model, name: str | None):
+    """(model hash, IR module) of an ONNX model (path or ModelProto) or a TFLite model (path or bytes)."""
+    if isinstance(model, (bytes, bytearray)) or isinstance(model, (str, Path)) and str(model).endswith(".tflite"):
+        from .frontend.tflite import from_tflite, load_tflite   # .tflite path or flatbuffer bytes
+        data = load_tflite(model)
+        name = sanitize(name or (Path(model).stem if isinstance(model, (str, Path)) else "model"))
+        return hashlib.sha256(data).hexdigest()[:16], from_tflite(data, name)
+    if isinstance(model, (str, Path)):
+        name = sanitize(name or Path(model).stem)
+        model = load_onnx(model)
+    return hashlib.sha256(model.SerializeToString()).hexdigest()[:16], from_onnx(model, name)
+
+
+def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, placement: Placement = Placement(),
+                    choose=None) -> CompileResult:
+    """Lower the fused module under ``options`` and plan its arena. ``choose(fn, option)``: a
+    kernel-variant choice (a ``--kernels`` value) for one group (tuning records), or None."""
     func = mod.main
     pool = ConstPool(mod.name)
     computed = {id(p) for p in func.params}
@@ -167,10 +169,10 @@ def _lower_and_plan(mod: IRModule, model_hash: str, planner: str, timings: dict,
 
     # kernel order, in-place choices, lowering, buffers and offsets: compiler/memory/arena.py
     def lower(fn, kname, dry, option):
-        k = (choose(fn, option) if choose is not None else None) or kernels
-        return lower_for_arena(fn, kname, ConstPool(mod.name) if dry else pool, tgt, k, option)
-    arena = plan_arena(func, lower, planner, alignment=16,
-                       dry_run=choose is not None or bool(kernel_variants(tgt, kernels)))
+        k = choose(fn, option) if choose is not None else None
+        return lower_for_arena(fn, kname, ConstPool(mod.name) if dry else pool,
+                               options.for_kernels(k) if k else options, option)
+    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants))
     offset = arena.offset
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
     steps = [Step(kernel, [offset(a) for a in call.args], offset(call), arena.scratch_offset(i), call)
@@ -178,11 +180,7 @@ def _lower_and_plan(mod: IRModule, model_hash: str, planner: str, timings: dict,
     inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params]
     outs = [TensorInfo(n, o.ty.shape, o.ty.dtype, o.ty.nbytes, offset(o)) for n, o in zip(mod.output_names, outputs)]
     result = CompileResult(mod.name, {}, mod, steps, buffers, plan, inputs, outs, naive, pool.nbytes, model_hash,
-                           timings, tgt.name, placement, kernels)
+                           options.context.timings, options.target.name, placement, options)
     result.memory = arena
     result.files = emit_sources(result, pool, __version__)
     return result
-
-
-
-

@@ -37,77 +37,13 @@ from pathlib import Path
 import numpy as np
 
 from .cost.features import group_signature, kernel_features, record_key
+from .cost.records import TuningRecords, load_records
 from .errors import TinyfuseError
-
-
-class TuningRecords:
-    """Records in memory (module doc): lookups for the driver, plus forced choices for trials."""
-
-    def __init__(self, records: list[dict] | None = None, forced_global: dict | None = None,
-                 forced_variants: dict | None = None, default_variant: str | None = None):
-        self.records = list(records or [])
-        self.forced_global = forced_global
-        self.forced_variants = forced_variants or {}
-        self.default_variant = default_variant
-        self._best: dict | None = None
-
-    def best_variants(self) -> dict[tuple[str, str], str]:
-        """(signature, target) -> the variant knob with the fewest measured instructions."""
-        if self._best is None:
-            cand: dict = {}
-            for r in self.records:
-                if r.get("kind") == "kernel" and r.get("instructions") is not None:
-                    k = (r["sig"], r["target"])
-                    item = (r["instructions"], r["knobs"]["variant"])
-                    cand[k] = min(cand.get(k, item), item)
-            self._best = {k: v[1] for k, v in cand.items()}
-        return self._best
-
-    def apply_global(self, model_hash: str, target: str, disabled, scratch_bytes):
-        """(disabled passes, scratch budget) with the recorded global choice of this model applied."""
-        knobs = self.forced_global
-        if knobs is None:
-            for r in self.records:
-                if r.get("kind") == "choice" and r["model_hash"] == model_hash and r["target"] == target:
-                    knobs = r["knobs"]
-        if knobs is None:
-            return disabled, scratch_bytes
-        disabled = tuple(d for d in disabled if d != "poly_fuse") + (() if knobs["poly_fuse"] else ("poly_fuse",))
-        return disabled, knobs.get("scratch_bytes") if knobs.get("scratch_bytes") is not None else scratch_bytes
-
-    def chooser(self, target: str):
-        """``choose(fn, option)`` for the driver: a variant name for the group, or None (default)."""
-        best = self.best_variants()
-
-        def choose(fn, option):
-            sig = group_signature(fn, target, option.rule if option is not None else None)
-            return self.forced_variants.get(sig) or (None if self.forced_variants else best.get((sig, target))) \
-                or self.default_variant
-        return choose
-
-
-def load_records(src) -> TuningRecords:
-    """A TuningRecords from a JSON-lines path, a list of dicts, or itself."""
-    if isinstance(src, TuningRecords):
-        return src
-    if isinstance(src, (list, tuple)):
-        return TuningRecords(list(src))
-    p = Path(src)
-    if not p.is_file():
-        raise TinyfuseError(f"--tuning-records {src}: no such file")
-    recs = []
-    for i, line in enumerate(p.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                recs.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise TinyfuseError(f"--tuning-records {src}:{i}: not JSON ({e.msg})") from None
-    return TuningRecords(recs)
+from .options import resolve_variants
 
 
 def _default_variant(target) -> str:
-    from .lower import kernel_variants
-    have = kernel_variants(target, "auto")
+    have = resolve_variants(target, "auto")
     return have[0] if have else "ref"
 
 
@@ -119,11 +55,10 @@ def measure(model, target: str, knobs: dict, variants: dict | None, default: str
     from .driver import compile_model
     from .harness.bench import bench_target
     from .harness.qemu import build_target
-    from .target import get_target
-    tgt = get_target(target)
     recs = TuningRecords(forced_global=knobs, forced_variants=variants or {}, default_variant=default)
     t0 = time.perf_counter()
     result = compile_model(model, target=target, tuning_records=recs)
+    tgt = result.options.target
     inputs = load_inputs(None, result.inputs, seed)
     with tempfile.TemporaryDirectory(prefix="tinyfuse_tune_") as tmp:
         figures = bench_target(build_target(result, tgt, tmp, inputs), timeout=timeout)
@@ -135,7 +70,7 @@ def measure(model, target: str, knobs: dict, variants: dict | None, default: str
         kernels.append({"kind": "kernel", "key": record_key(sig, knob), "sig": sig, "target": tgt.name,
                         "knobs": knob, "variant": step.kernel.variant, "name": step.kernel.name,
                         "instructions": kf["instructions"], "macs": step.kernel.macs,
-                        "features": kernel_features(step.call.op, step.kernel, tgt)})
+                        "features": kernel_features(step.call.op, step.kernel, result.options)})
     return {"kind": "model", "model_hash": result.model_hash, "model": result.name, "target": tgt.name,
             "knobs": knobs, "instructions": figures["instructions"], "arena_bytes": result.arena_bytes,
             "seconds": round(time.perf_counter() - t0, 2), "kernels": kernels}
@@ -184,14 +119,13 @@ def tune(model, target: str, trials: int = 8, records_path: str | Path | None = 
     """Measure up to ``trials`` schedules of ``model`` on ``target`` (module doc), append the records to
     ``records_path``, train the cost model. Returns a summary (before/after instructions, time)."""
     from .cost.learned import fit
-    from .lower import kernel_variants
-    from .target import get_target
+    from .targets import get_target
     tgt = get_target(target)
     if tgt.is_host:
         raise TinyfuseError("tune measures instructions under qemu: choose a Cortex-M or RISC-V --target")
     jobs = jobs or os.cpu_count() or 1
     default = _default_variant(tgt)
-    choices = tuple(dict.fromkeys([*kernel_variants(tgt, "auto"), "ref"]))
+    choices = tuple(dict.fromkeys([*resolve_variants(tgt, "auto"), "ref"]))
     budget = tgt.scratch_bytes
     t0 = time.perf_counter()
     structured = [({"poly_fuse": True, "scratch_bytes": None}, None)]

@@ -224,7 +224,7 @@ def validate(model: str | Path, inputs: str | Path, labels: str | Path | None = 
     already compiled model (else ``compile_model(model, target=target, **compile_options)``)."""
     from .driver import compile_model
     from .harness.batch import build_host_batch, run_host_batch, run_target_batch
-    from .target import get_target
+    from .targets import get_target
     tgt = get_target(target)
     t0 = time.perf_counter()
     result = result or compile_model(model, target=tgt.name, **compile_options)

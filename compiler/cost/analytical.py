@@ -6,8 +6,9 @@ Inputs
     family (``ConvGeom.family`` of ``tinyfuse.ops.conv_geom``: ``conv`` 3x3-like, ``dw`` depthwise,
     ``pw`` any 1x1) and variant (``ref``, ``arm_dsp``, the in-place kernels, ``fused_chain``);
   - per fused chain: a ``linebuf.ChainPlan`` (MACs with recompute, line-buffer bytes, tile width);
-  - the target's peak MACs/cycle and SRAM bytes/cycle (``tinyfuse.target.Target``) and its scratch
-    budget (``--scratch-bytes``).
+  - the target's peak MACs/cycle and SRAM bytes/cycle (``tinyfuse.targets.Target``), and from the
+    ``tinyfuse.options.CompileOptions`` the kernel variants lowering will use (``--kernels``) and the
+    scratch budget (``--scratch-bytes``).
 Outputs
   - ``KernelEstimate``: instructions (MACs x instructions-per-MAC of that family and variant, plus
     per-element epilogue and per-output-row loop overhead), roofline cycles
@@ -71,17 +72,25 @@ class Decision:
     reason: str
 
 
+# variants without their own measurements, costed as the nearest measured one: the Helium kernels
+# (no qemu instruction counts yet) as the DSP kernels they replace, a bound on their speed
+COSTED_AS = {"arm_mve": "arm_dsp"}
+
+
 def ipm(fam: str, variant: str) -> float:
-    key = (fam, variant if (fam, variant) in IPM else "ref")
-    return IPM[key]
+    """Instructions per MAC of ``fam`` (conv, dw, pw) in ``variant`` (IPM; COSTED_AS, then ref, when
+    that pair was not measured)."""
+    for v in (variant, COSTED_AS.get(variant)):
+        if (fam, v) in IPM:
+            return IPM[fam, v]
+    return IPM[fam, "ref"]
 
 
-def kernel_estimate(fam: str, macs: int, bytes_moved: int, outputs: int, scratch: int = 0,
-                    variant: str = "ref", target=None) -> KernelEstimate:
+def kernel_estimate(fam: str, macs: int, bytes_moved: int, outputs: int, target, scratch: int = 0,
+                    variant: str = "ref") -> KernelEstimate:
+    """Estimate of one kernel (module doc) on ``target`` (a Target: its roofline peak and bandwidth)."""
     insns = macs * ipm(fam, variant) + outputs * EPILOGUE_INSNS
-    peak = getattr(target, "peak_macs_per_cycle", 1.0) or 1.0
-    bw = getattr(target, "sram_bytes_per_cycle", 4.0) or 4.0
-    cycles = max(macs / peak, bytes_moved / bw)
+    cycles = max(macs / target.peak_macs_per_cycle, bytes_moved / target.sram_bytes_per_cycle)
     return KernelEstimate(macs, bytes_moved, scratch, insns, cycles, macs / bytes_moved if bytes_moved else 0.0)
 
 
@@ -93,9 +102,13 @@ def conv_bytes(geo, weights: bool = True) -> int:
     return reads + geo.out_bytes + w
 
 
-def chain_estimate(plan, target=None, unfused_variant: str = "ref") -> ChainEstimate:
-    """Fused vs unfused estimate of a ``linebuf.ChainPlan`` (DSP stages on a target with ``dsp``)."""
-    fused_variant = "fused_chain_dsp" if getattr(target, "dsp", False) else "fused_chain"
+def chain_estimate(plan, options) -> ChainEstimate:
+    """Fused vs unfused estimate of a ``linebuf.ChainPlan`` under ``options`` (a CompileOptions): the
+    fused kernel with DSP stages when ``options.chain_dsp``, the members unfused as the conv variant
+    lowering would pick (``options.kernel_variant('qnn.conv2d')``), the target's roofline."""
+    target = options.target
+    fused_variant = "fused_chain_dsp" if options.chain_dsp else "fused_chain"
+    unfused_variant = options.kernel_variant("qnn.conv2d")
     fused_insns = unf_insns = 0.0
     fused_bytes = unf_bytes = 0
     regs = 0
@@ -115,12 +128,11 @@ def chain_estimate(plan, target=None, unfused_variant: str = "ref") -> ChainEsti
     if regs > SPILL_REGS:
         fused_insns *= 1.05
     fused = KernelEstimate(plan.macs, fused_bytes, plan.scratch_bytes, fused_insns,
-                           max(plan.macs / getattr(target, "peak_macs_per_cycle", 1.0),
-                               fused_bytes / getattr(target, "sram_bytes_per_cycle", 4.0)),
+                           max(plan.macs / target.peak_macs_per_cycle, fused_bytes / target.sram_bytes_per_cycle),
                            plan.macs / fused_bytes if fused_bytes else 0.0)
     unfused = KernelEstimate(plan.macs_unfused, unf_bytes, 0, unf_insns,
-                             max(plan.macs_unfused / getattr(target, "peak_macs_per_cycle", 1.0),
-                                 unf_bytes / getattr(target, "sram_bytes_per_cycle", 4.0)),
+                             max(plan.macs_unfused / target.peak_macs_per_cycle,
+                                 unf_bytes / target.sram_bytes_per_cycle),
                              plan.macs_unfused / unf_bytes if unf_bytes else 0.0)
     return ChainEstimate(fused, unfused, plan.recompute, regs, plan.tile_w, plan.scratch_bytes)
 

@@ -7,7 +7,7 @@ plan chose for it (another kernel runs) and the target. It does not depend on Py
 kernel names or the weights' values (only their shapes), so the same layer in two models, or two
 compiles of one model, hash equal. ``record_key(sig, knobs)`` adds the knob values (variant ...).
 
-``kernel_features(fn, kernel, target)`` gives a fixed-length vector (``FEATURE_NAMES``): loop extents
+``kernel_features(fn, kernel, options)`` gives a fixed-length vector (``FEATURE_NAMES``): loop extents
 of a conv (output rows, columns, channels, taps, input channels per group), MACs, bytes per tensor
 (inputs, weights, output), reuse (MACs per byte), scratch, recompute / tile width / ring rows of a
 poly-fused chain, the variant and family as one-hot columns, the analytical model's instruction
@@ -123,8 +123,10 @@ def _variant_column(variant: str) -> str:
     return variant if variant in VARIANTS else "ref"
 
 
-def kernel_features(fn: Function, kernel, target=None) -> dict[str, float]:
-    """Features of one lowered kernel (module doc), by name; ``vector`` orders them."""
+def kernel_features(fn: Function, kernel, options) -> dict[str, float]:
+    """Features of one lowered kernel (module doc), by name; ``vector`` orders them. ``options`` (the
+    CompileOptions it was compiled with) says whether its fused chain ran DSP stages and gives the
+    target's roofline."""
     from ..cost.analytical import conv_bytes, ipm, kernel_estimate
     ops = [c.op if isinstance(c.op, str) else "fn" for c in post_order(fn.body) if isinstance(c, Call)]
     inner = [c.op for n in post_order(fn.body) if isinstance(n, Call) and isinstance(n.op, Function)
@@ -143,7 +145,7 @@ def kernel_features(fn: Function, kernel, target=None) -> dict[str, float]:
     geoms = _geoms(fn)
     poly = fn.attrs.get("poly", {})
     variant = _variant_column(kernel.variant)
-    dsp = getattr(target, "dsp", False)
+    dsp = options.chain_dsp
     if geoms:
         g = geoms[-1]
         an_variant = ("fused_chain_dsp" if dsp else "fused_chain") if variant == "fused_chain" else \
@@ -152,7 +154,7 @@ def kernel_features(fn: Function, kernel, target=None) -> dict[str, float]:
         extents = (g.OH, g.OW, g.K, g.KH * g.KW, g.Cg, g.sh)
         moved = sum(conv_bytes(x) for x in geoms)
     else:
-        analytical = kernel_estimate("pw", macs, in_bytes + out_bytes + w_bytes, out_elems,
+        analytical = kernel_estimate("pw", macs, in_bytes + out_bytes + w_bytes, out_elems, options.target,
                                      variant=variant).instructions + out_elems * 2
         extents = (1, 1, out_t.shape[-1] if out_t.shape else 1, 1, 1, 1)
         moved = in_bytes + out_bytes + w_bytes

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import TinyfuseError
-from ..target import RUNTIME_DIR, Placement
+from ..targets import RUNTIME_DIR, Placement
 from .qemu import TargetBuild, _check_exit, _read_stats, _run, qemu_command, tool
 
 PLUGIN_SRC = RUNTIME_DIR / "tools" / "tc_insncount.c"

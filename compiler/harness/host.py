@@ -11,6 +11,7 @@ import numpy as np
 
 from ..codegen.templates import template
 from ..errors import TinyfuseError
+from ..targets import ARENA_ALIGN
 
 STRICT_CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
 CONVERSION_CFLAGS = [*STRICT_CFLAGS, "-Wconversion"]
@@ -26,13 +27,13 @@ def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_
     ``cc`` is the compiler (gcc, clang, ...), ``cflags`` replaces STRICT_CFLAGS; ``arena_fill`` is the
     byte the test main fills the arena with. ``sanitize`` adds AddressSanitizer and
     UndefinedBehaviorSanitizer (any report aborts the run, so run_host raises). ``guard`` puts that
-    many bytes (rounded up to 16) before and after the arena, filled with GUARD_PATTERN: the main
+    many bytes (rounded up to ARENA_ALIGN, 16) before and after the arena, filled with GUARD_PATTERN: the main
     checks them after the run and exits with 3 naming the first overwritten byte; under ASan the
     guards are also poisoned, so a read or write there is reported where it happens."""
     workdir = Path(workdir)
     src = result.write(workdir / "src")
     main = workdir / "main.c"
-    guard = -(-guard // 16) * 16
+    guard = -(-guard // ARENA_ALIGN) * ARENA_ALIGN
     main.write_text(template("host_main.c.j2").render(name=result.name, NAME=result.name.upper(),
                                                       inputs=result.inputs, outputs=result.outputs, fill=arena_fill,
                                                       guard=guard, guard_pattern=GUARD_PATTERN))

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..codegen.templates import template
 from ..errors import TinyfuseError
-from ..target import BOARDS_DIR, RUNTIME_DIR, Board, Target, get_target
+from ..targets import BOARDS_DIR, RUNTIME_DIR, Board, Target, get_target
 
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-ffunction-sections", "-fdata-sections")
 INSTALL_HINT = ("apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm "

@@ -4,10 +4,11 @@ Each kernel family registers a lowering for its anchor op in LOWERINGS; groups w
 (element-wise chains) use ``elemwise``. That lowering is the portable one (``ref``, C99).
 
 Faster variants for some targets register in VARIANTS (``@variant("arm_dsp", "qnn.conv2d")``), same
-signature; each needs a target feature (FEATURES: arm_dsp → Target.dsp, arm_mve → Target.mve) and
+signature; each needs a target feature (``tinyfuse.options.FEATURES``: arm_dsp → Target.dsp, arm_mve →
+Target.mve; ``CompileOptions.variants`` is the resolved set) and
 raises :class:`Unsupported` with a reason for a group it does not handle (dtype, layout, epilogue
 shape). lower_group tries the variants the target has, most capable first, and falls back to ``ref``,
-logging why (logger ``tinyfuse.lower``). ``kernels="ref"`` forces the portable kernels everywhere.
+logging why (logger ``tinyfuse.lower``). ``--kernels ref`` (no variants) forces the portable kernels.
 """
 from __future__ import annotations
 
@@ -16,14 +17,13 @@ import logging
 from ..codegen.templates import template
 from ..errors import TinyfuseError
 from ..ir import Function, Var
+from ..options import FEATURES, CompileOptions
 from .kernel import ConstPool, Epilogue, Kernel, split_group
 
 log = logging.getLogger("tinyfuse.lower")
 
 LOWERINGS = {}
 VARIANTS: dict[str, list[tuple[str, object]]] = {}   # anchor op -> [(variant, lowering)]
-FEATURES = {"arm_mve": "mve", "arm_dsp": "dsp"}      # variant -> Target flag, most capable first
-KERNEL_CHOICES = ("auto", "ref", *FEATURES)
 
 
 class Unsupported(Exception):
@@ -50,37 +50,23 @@ def variant(name: str, *ops: str):
     return deco
 
 
-def kernel_variants(target, kernels: str = "auto") -> tuple[str, ...]:
-    """The variants lowering may use for ``target`` (a Target or None for host), best first.
-    ``kernels``: auto (all the target has), ref (none) or one variant name."""
-    if kernels not in KERNEL_CHOICES:
-        raise TinyfuseError(f"--kernels {kernels}: choose one of {', '.join(KERNEL_CHOICES)}")
-    have = tuple(v for v, flag in FEATURES.items() if target is not None and getattr(target, flag))
-    if kernels in ("auto", "ref"):
-        return have if kernels == "auto" else ()
-    if kernels not in have:
-        raise TinyfuseError(f"--kernels {kernels}: target {getattr(target, 'name', 'host')} has no "
-                            f"{FEATURES[kernels]} feature")
-    return (kernels,)
-
-
-def lower_group(fn: Function, name: str, pool: ConstPool, target=None, kernels: str = "auto") -> Kernel:
-    """Lower one fused group to a Kernel named ``name`` for ``target`` (a tinyfuse.target.Target; None
-    = host). Raises TinyfuseError if no kernel exists."""
+def lower_group(fn: Function, name: str, pool: ConstPool, options: CompileOptions) -> Kernel:
+    """Lower one fused group to a Kernel named ``name``, trying ``options.variants`` (best first) before
+    the portable kernel. Raises TinyfuseError if no kernel exists."""
     anchor, epilogue_ops = split_group(fn)
     key = anchor.op if anchor is not None else "elemwise"
     if key not in LOWERINGS:
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): no C kernel for this op yet")
     if anchor is not None and anchor.op != "concatenate" and not isinstance(anchor.args[0], Var):
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): the data input must be a tensor")
-    kernel = _try_variants(fn, anchor, epilogue_ops, pool, name, key, kernel_variants(target, kernels))
+    kernel = _try_variants(fn, anchor, epilogue_ops, pool, name, key, options.variants)
     if kernel is None:
         epi = Epilogue(fn, anchor, epilogue_ops, pool, fn.body.ty.ctype)
         kernel = LOWERINGS[key](fn, anchor, epi, pool, name)
     return _finish(kernel, fn, anchor, epilogue_ops, name)
 
 
-def lower_simd_inplace(fn: Function, name: str, pool: ConstPool, target=None, kernels: str = "auto",
+def lower_simd_inplace(fn: Function, name: str, pool: ConstPool, options: CompileOptions,
                        order: str = "ascending") -> Kernel | None:
     """The target's SIMD kernel for a conv group the memory plan runs in place through a pixel buffer
     (tinyfuse.memory.inplace ``pixel_buffer``: each output pixel stored over the input only after all
@@ -88,8 +74,7 @@ def lower_simd_inplace(fn: Function, name: str, pool: ConstPool, target=None, ke
     anchor, epilogue_ops = split_group(fn)
     if anchor is None or not isinstance(anchor.args[0], Var):
         return None
-    kernel = _try_variants(fn, anchor, epilogue_ops, pool, name, anchor.op, kernel_variants(target, kernels),
-                           order=order)
+    kernel = _try_variants(fn, anchor, epilogue_ops, pool, name, anchor.op, options.variants, order=order)
     return kernel and _finish(kernel, fn, anchor, epilogue_ops, name)
 
 

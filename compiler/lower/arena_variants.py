@@ -8,14 +8,15 @@ from . import lower_group, lower_simd_inplace
 from .inplace_conv import lower_dw_plane, lower_pixel_buffer
 
 
-def lower_for_arena(fn: Function, name: str, pool, target=None, kernels: str = "auto", option=None):
-    """Lower ``fn`` to a Kernel named ``name``; ``option`` is the InPlace the plan chose, or None."""
+def lower_for_arena(fn: Function, name: str, pool, options, option=None):
+    """Lower ``fn`` to a Kernel named ``name`` with the variants ``options`` (a CompileOptions) allows;
+    ``option`` is the InPlace the plan chose, or None."""
     if fn.attrs.get("poly"):
         from .fused_chain import lower_fused_chain
-        return lower_fused_chain(fn, name, pool, target, kernels)
+        return lower_fused_chain(fn, name, pool, options)
     if option is not None and option.rule == "dw_plane":
         return lower_dw_plane(fn, name, pool)
     if option is not None and option.rule == "pixel_buffer":   # the target's SIMD conv, same pixel order, if any
-        return lower_simd_inplace(fn, name, pool, target, kernels, option.order) \
+        return lower_simd_inplace(fn, name, pool, options, option.order) \
             or lower_pixel_buffer(fn, name, pool, option.order)
-    return lower_group(fn, name, pool, target, kernels)
+    return lower_group(fn, name, pool, options)

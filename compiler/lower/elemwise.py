@@ -25,8 +25,7 @@ def lower_elemwise(fn, anchor, epi, pool, name) -> Kernel:
         return t.S(lines, value, f"out[{flat_index(out.shape, o) if o else '0'}]")
 
     macros, loops = loops_to_c([Statement("S", dims, box(dims, shape), dims, body)])
-    inplace = [i for i, p in enumerate(fn.params) if p.ty == out]
-    return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros, inplace=inplace)
+    return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)
 
 
 @lowering("transpose")

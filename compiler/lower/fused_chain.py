@@ -98,9 +98,9 @@ def _stage_bodies(i, geo, st, mc, anchor, epi, pool, plan, rings, chain, t) -> d
     return {f"S{i}_init": init, f"S{i}_mac": mac, f"S{i}_out": out}
 
 
-def _dsp_kind(geo: ConvGeom, target, kernels: str) -> str | None:
-    """'conv' / 'dw' when the stage has a DSP form on this target, else None (portable C)."""
-    if target is None or not getattr(target, "dsp", False) or kernels == "ref":
+def _dsp_kind(geo: ConvGeom, options) -> str | None:
+    """'conv' / 'dw' when the stage has a DSP form and ``options.chain_dsp``, else None (portable C)."""
+    if not options.chain_dsp:
         return None
     if geo.G == 1:
         return "conv"
@@ -261,7 +261,9 @@ def _ref_schedules(plan: ChainPlan, i: int, geo: ConvGeom, stage: dict, bodies: 
     return out
 
 
-def lower_fused_chain(fn: Function, name: str, pool, target=None, kernels: str = "auto") -> Kernel:
+def lower_fused_chain(fn: Function, name: str, pool, options) -> Kernel:
+    """A poly-fused group (``attrs['poly']``) as one line-buffered kernel; DSP stage bodies when
+    ``options`` (a CompileOptions) allows arm_dsp."""
     chain = chain_of(fn)
     plan = analyze(chain.stages, fn.attrs["poly"].get("tile_w"))
     t = template("fused_chain/ref.c.j2").module
@@ -275,7 +277,7 @@ def lower_fused_chain(fn: Function, name: str, pool, target=None, kernels: str =
         anchor, epi_ops, _ = conv_group(mc.op)
         ops += [anchor.op] + [c.op for c in epi_ops]
         epi = _ChainEpilogue(mc, fn, rings, pool, mc.op.body.ty.ctype, anchor, epi_ops)
-        kind = _dsp_kind(geo, target, kernels)
+        kind = _dsp_kind(geo, options)
         if kind is not None:
             stmts, col_bytes = _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, td,
                                           scratch, decls)

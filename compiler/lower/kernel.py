@@ -15,11 +15,10 @@ from ..ir.group import split_group  # noqa: F401  (re-exported: lowerings split 
 class Kernel:
     """One generated C function ``static void <name>(const T *p0, ..., T *out)``.
 
-    ``params`` are the external tensor inputs in call order; ``inplace`` lists the params whose
-    buffer the output may share (each output element written after the same-index input element
-    was read); ``macs`` counts multiply-accumulates (nominal, as papers count them). A kernel with
+    ``params`` are the external tensor inputs in call order (which of them the output may overwrite
+    is the memory plan's proven choice, ``tinyfuse.memory.inplace``); ``macs`` counts multiply-accumulates (nominal, as papers count them). A kernel with
     ``scratch_bytes`` > 0 takes one more argument, ``void *scratch``: that many bytes of the arena,
-    16-byte aligned, planned like a tensor that lives only during the call.
+    ``ARENA_ALIGN``-byte (16) aligned, planned like a tensor that lives only during the call.
     """
 
     name: str
@@ -29,7 +28,6 @@ class Kernel:
     decls: list[str] = field(default_factory=list)   # local declarations
     macros: str = ""                # isl's min/max/floord macros the loops use
     macs: int = 0
-    inplace: list[int] = field(default_factory=list)
     scratch_bytes: int = 0
     group: str = ""                 # fused group name, e.g. fused_conv2d_add_relu
     ops: list[str] = field(default_factory=list)

@@ -74,5 +74,4 @@ def lower_layer_norm(fn, anchor, epi, pool, name) -> Kernel:
                        outer + (str(i),) + (inner if per_elem else z), fbody)
              for i, (sname, per_elem, fbody) in enumerate(body)]
     macros, loops = loops_to_c(stmts)
-    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, decls, macros, macs=x.ty.size,
-                  inplace=[0] if fn.body.ty.dtype == x.ty.dtype else [])
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, decls, macros, macs=x.ty.size)

@@ -25,4 +25,4 @@ def lower_qsoftmax(fn, anchor, epi, pool, name) -> Kernel:
         outer=int(np.prod(shape[:axis])), length=shape[axis], inner=int(np.prod(shape[axis + 1:])),
         fixed=fixed, **params,
         in_scale=_double(a["in_scale"]), out_scale=_double(a["out_scale"]), out_zero_point=a["out_zero_point"])
-    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], inplace=[0])
+    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [])

@@ -11,4 +11,4 @@ def lower_softmax(fn, anchor, epi, pool, name) -> Kernel:
     shape, axis = anchor.ty.shape, anchor.attrs["axis"] % anchor.ty.ndim
     loops = template("softmax/ref.c.j2").render(
         outer=int(np.prod(shape[:axis])), length=shape[axis], inner=int(np.prod(shape[axis + 1:])))
-    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], inplace=[0])
+    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [])

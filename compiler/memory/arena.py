@@ -44,10 +44,11 @@ class ArenaPlan:
         return self.plan.offsets.get(f"s{step}", 0)
 
 
-def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=None) -> tuple[KernelGraph, list[Call]]:
+def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=None,
+                 cache: dict | None = None) -> tuple[KernelGraph, list[Call]]:
     """The KernelGraph of a fused main function (nodes in IR post-order) and the calls behind its
-    nodes. ``scratch``: id(call) -> scratch bytes of its normal kernel (0 if absent); ``cost``: see
-    ``inplace.options``."""
+    nodes. ``scratch``: id(call) -> scratch bytes of its normal kernel (0 if absent); ``cost`` and
+    ``cache`` (the compilation's in-place proof cache): see ``inplace.options``."""
     root: dict[int, str] = {}
     sizes: dict[str, int] = {}
     for i, p in enumerate(func.params):
@@ -62,7 +63,7 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
             sizes[v] = node.ty.nbytes
             est = node.op.attrs.get("poly", {}).get("scratch", 0)     # fused chains: their line buffers
             sb = (scratch or {}).get(id(node), est)
-            opts = [] if node.op.attrs.get("poly") else inplace_options(node.op, cost)
+            opts = [] if node.op.attrs.get("poly") else inplace_options(node.op, cost, cache=cache)
             opts += [replace(o, scratch=sb) for o in node.op.attrs.get("poly_inplace", [])]   # same kernel
             nodes.append(Node(node.op.attrs.get("name", "kernel"), [root[id(a)] for a in node.args], v,
                               sb, list(opts), node))
@@ -75,15 +76,17 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
     return g, calls
 
 
-def plan_arena(func: Function, lower: Callable, planner: str = "best", alignment: int = 16,
-               inplace: bool = True, cost=None, dry_run: bool = True) -> ArenaPlan:
+def plan_arena(func: Function, lower: Callable, options, inplace: bool = True, cost=None,
+               dry_run: bool = True) -> ArenaPlan:
     """``lower(fn, name, dry, option)`` lowers a group (``option``: an InPlace or None; ``dry``: a
-    trial whose constants must go to a throwaway pool). ``dry_run`` False: the normal kernels need
-    no scratch (portable kernels), so skip the trial lowering that measures it."""
-    g0, calls0 = kernel_graph(func)
+    trial whose constants must go to a throwaway pool). ``options`` (a CompileOptions): the planner,
+    the alignment (bytes) and the compilation's in-place proof cache. ``dry_run`` False: the normal
+    kernels need no scratch (portable kernels), so skip the trial lowering that measures it."""
+    planner, alignment, cache = options.planner, options.alignment, options.context.inplace_options
+    g0, calls0 = kernel_graph(func, cache=cache)
     scratch = {id(c): lower(c.op, f"dry{i}", True, None).scratch_bytes for i, c in enumerate(calls0)
                if dry_run or c.op.attrs.get("poly")}
-    g, calls = kernel_graph(func, scratch, cost)
+    g, calls = kernel_graph(func, scratch, cost, cache)
     options = [n.inplace for n in g.nodes]
     for n in g.nodes:
         n.inplace = []

@@ -20,7 +20,8 @@ byte space the two tensors share):
   one pixel at a time and in pairs of flattened pixels (the blocking of the SIMD variants that
   ``lower_simd_inplace`` runs under this rule).
 
-``options(fn)`` caches per Function (proofs are ~5-50 ms each).
+``options(fn, cost, cache)`` caches per Function in ``cache`` (proofs are ~5-50 ms each): the
+compilation's ``CompileContext.inplace_options``, so no state outlives one compile.
 """
 from __future__ import annotations
 
@@ -33,13 +34,12 @@ from ..poly.deps import Access, Layout, Model, clobbered_reads, flow_mismatch, i
 from ..poly.inplace_models import dw_plane_model, dw_plane_scratch, pixel_buffer_model
 from .schedule import InPlace
 
-_CACHE: dict[int, tuple[Function, list[InPlace]]] = {}
-
-
-def options(fn: Function, cost=None) -> list[InPlace]:
-    """In-place options of a fused group (cached on the Function object). ``cost(rule, fn)`` gives
-    the estimated extra instructions of rules that need their own kernel (default 0)."""
-    hit = _CACHE.get(id(fn))
+def options(fn: Function, cost=None, cache: dict | None = None) -> list[InPlace]:
+    """In-place options of a fused group. ``cost(rule, fn)`` gives the estimated extra instructions
+    of rules that need their own kernel (default 0). ``cache``: id(fn) -> (fn, options), read and
+    filled when given (the Function is kept so a reused id cannot hit)."""
+    cache = {} if cache is None else cache
+    hit = cache.get(id(fn))
     if hit is not None and hit[0] is fn:
         return hit[1]
     out: list[InPlace] = []
@@ -47,7 +47,7 @@ def options(fn: Function, cost=None) -> list[InPlace]:
         out += rule(fn)
     if cost is not None:
         out = [InPlace(o.arg, o.rule, o.scratch, cost(o, fn), o.proof, o.order) for o in out]
-    _CACHE[id(fn)] = (fn, out)
+    cache[id(fn)] = (fn, out)
     return out
 
 

@@ -26,6 +26,8 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from ..targets import ARENA_ALIGN
+
 LIVE_TO_END = 10**8      # a Buffer.last at or beyond this is "live to the end of the run" (arena.END is 10**9)
 
 
@@ -213,7 +215,7 @@ def _lower_bound(buffers: Sequence[Buffer], alignment: int) -> int:
     return max((live(t) for t in {b.first for b in buffers}), default=0)
 
 
-def plan_memory(buffers: Sequence[Buffer], alignment: int = 16, planner: str = "best") -> Plan:
+def plan_memory(buffers: Sequence[Buffer], alignment: int = ARENA_ALIGN, planner: str = "best") -> Plan:
     """Assign arena offsets (bytes) to ``buffers`` with the named planner; see module doc."""
     if planner not in PLANNERS:
         raise ValueError(f"unknown memory planner {planner!r}; choose one of {sorted(PLANNERS)}")

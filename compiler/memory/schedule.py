@@ -28,7 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-ALIGN = 16
+from ..targets import ARENA_ALIGN
+
+ALIGN = ARENA_ALIGN           # live bytes counted as the planner places them
 
 
 def aligned(n: int, alignment: int = ALIGN) -> int:

@@ -9,72 +9,118 @@ through a ``transpose``. Then transposes are cancelled or turned into views (see
 
     conv(NCHW) → relu → conv(NCHW)      becomes      T(x) → conv(NHWC) → relu → conv(NHWC) → T⁻¹
 """
+from __future__ import annotations
+
 import numpy as np
 
-from ..ir import Call, Constant, Expr, Function, IRModule, OpPattern, Tuple, Var, call, get_op, post_order
+from ..ir import Call, Constant, Expr, Function, IRModule, OpPattern, Tuple, call, get_op, post_order
 from ..ir.op import rebuild_call
 
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
 
-def convert_layout(mod: IRModule) -> IRModule:
-    memo: dict[int, tuple[Expr, bool]] = {}   # id(original) -> (new expr, held in NHWC?)
-    converted: dict[tuple[int, bool], Expr] = {}  # one transpose per value and direction
+class _Layouts:
+    """One transpose per value and direction (constants transposed at compile time)."""
 
-    def _to_nhwc(e: Expr, nhwc: bool) -> Expr:
+    def __init__(self):
+        self.converted: dict[tuple[int, bool], Expr] = {}
+
+    def to_nhwc(self, e: Expr, nhwc: bool) -> Expr:
         if nhwc:
             return e
-        if (id(e), True) not in converted:
+        if (id(e), True) not in self.converted:
             if isinstance(e, Constant):
                 v = e.value.reshape((1,) * (4 - e.value.ndim) + e.value.shape)
-                converted[id(e), True] = Constant(np.ascontiguousarray(v.transpose(TO_NHWC)), e.name)
+                self.converted[id(e), True] = Constant(np.ascontiguousarray(v.transpose(TO_NHWC)), e.name)
             else:
-                converted[id(e), True] = call("transpose", e, axes=TO_NHWC)
-        return converted[id(e), True]
+                self.converted[id(e), True] = call("transpose", e, axes=TO_NHWC)
+        return self.converted[id(e), True]
 
-    def _to_orig(e: Expr, nhwc: bool) -> Expr:
+    def to_orig(self, e: Expr, nhwc: bool) -> Expr:
         if not nhwc:
             return e
-        if (id(e), False) not in converted:
-            converted[id(e), False] = call("transpose", e, axes=TO_NCHW)
-        return converted[id(e), False]
+        if (id(e), False) not in self.converted:
+            self.converted[id(e), False] = call("transpose", e, axes=TO_NCHW)
+        return self.converted[id(e), False]
 
+
+# Per-op rules: rule(node, args, layouts) -> (new expr, held in NHWC?) or None (then: the operands'
+# layout if the op is element-wise/broadcast, else the original layout). ``args``: per operand the
+# (converted expr, held in NHWC?) pair.
+
+def _conv2d(node: Call, args, lay: _Layouts):
+    if node.attrs["data_layout"] != "NCHW" or not isinstance(node.args[1], Constant):
+        return None
+    w = np.ascontiguousarray(node.args[1].value.transpose(0, 2, 3, 1))
+    return call(node.op, lay.to_nhwc(*args[0]), Constant(w, node.args[1].name), span=node.span,
+                **{**node.attrs, "data_layout": "NHWC", "kernel_layout": "OHWI"}), True
+
+
+def _pool2d(node: Call, args, lay: _Layouts):
+    if node.attrs["layout"] != "NCHW":
+        return None
+    return call(node.op, lay.to_nhwc(*args[0]), span=node.span, **{**node.attrs, "layout": "NHWC"}), True
+
+
+def _softmax(node: Call, args, lay: _Layouts):
+    if not args[0][1]:
+        return None
+    return call(node.op, args[0][0], span=node.span, **{**node.attrs, "axis": TO_NHWC.index(node.attrs["axis"])}), True
+
+
+def _concatenate(node: Call, args, lay: _Layouts):
+    if node.ty.ndim != 4 or not any(n for _, n in args):
+        return None
+    return call(node.op, *(lay.to_nhwc(e, n) for e, n in args), span=node.span,
+                axis=TO_NHWC.index(node.attrs["axis"])), True
+
+
+def _pad(node: Call, args, lay: _Layouts):
+    if not args[0][1]:
+        return None
+    width = tuple(node.attrs["pad_width"][a] for a in TO_NHWC)
+    return call(node.op, args[0][0], span=node.span, **{**node.attrs, "pad_width": width}), True
+
+
+def _mean(node: Call, args, lay: _Layouts):
+    if not args[0][1] or not _mean_follows(node):
+        return None
+    axes = tuple(sorted(TO_NHWC.index(a) for a in node.attrs["axes"]))
+    return call(node.op, args[0][0], span=node.span, **{**node.attrs, "axes": axes}), node.attrs["keepdims"]
+
+
+LAYOUT_RULES = {
+    "nn.conv2d": _conv2d, "qnn.conv2d": _conv2d,
+    "nn.max_pool2d": _pool2d, "nn.avg_pool2d": _pool2d, "qnn.avg_pool2d": _pool2d,
+    "nn.softmax": _softmax, "qnn.softmax": _softmax,
+    "concatenate": _concatenate, "nn.pad": _pad, "mean": _mean,
+}
+
+
+def _follow_operands(node: Call, args, lay: _Layouts):
+    """Element-wise/broadcast ops on 4-D values run in NHWC when an operand already is."""
+    if (get_op(node.op).pattern <= OpPattern.BROADCAST and node.ty.ndim == 4 and any(n for _, n in args)
+            and all(n or isinstance(e, Constant) or e.ty.ndim == 4 for e, n in args)):
+        return rebuild_call(node, tuple(lay.to_nhwc(e, n) for e, n in args)), True
+    return None
+
+
+def convert_layout(mod: IRModule) -> IRModule:
+    """The pass (module doc): LAYOUT_RULES per op, then simplify_data_movement."""
+    memo: dict[int, tuple[Expr, bool]] = {}   # id(original) -> (new expr, held in NHWC?)
+    lay = _Layouts()
     for node in post_order(mod.main.body):
         if not isinstance(node, (Call, Tuple)):
             memo[id(node)] = (node, False)
             continue
         if isinstance(node, Tuple):
-            memo[id(node)] = (Tuple(tuple(_to_orig(*memo[id(f)]) for f in node.fields)), False)
+            memo[id(node)] = (Tuple(tuple(lay.to_orig(*memo[id(f)]) for f in node.fields)), False)
             continue
         args = [memo[id(a)] for a in node.args]
-        op = node.op
-        if op in ("nn.conv2d", "qnn.conv2d") and node.attrs["data_layout"] == "NCHW" and isinstance(node.args[1], Constant):
-            w = np.ascontiguousarray(node.args[1].value.transpose(0, 2, 3, 1))
-            new = call(op, _to_nhwc(*args[0]), Constant(w, node.args[1].name), span=node.span,
-                       **{**node.attrs, "data_layout": "NHWC", "kernel_layout": "OHWI"})
-            memo[id(node)] = (new, True)
-        elif op in ("nn.max_pool2d", "nn.avg_pool2d", "qnn.avg_pool2d") and node.attrs["layout"] == "NCHW":
-            new = call(op, _to_nhwc(*args[0]), span=node.span, **{**node.attrs, "layout": "NHWC"})
-            memo[id(node)] = (new, True)
-        elif (get_op(op).pattern <= OpPattern.BROADCAST and node.ty.ndim == 4 and any(n for _, n in args)
-              and all(n or isinstance(e, Constant) or e.ty.ndim == 4 for e, n in args)):
-            memo[id(node)] = (rebuild_call(node, tuple(_to_nhwc(e, n) for e, n in args)), True)
-        elif op in ("nn.softmax", "qnn.softmax") and args[0][1]:
-            memo[id(node)] = (call(op, args[0][0], span=node.span,
-                                   **{**node.attrs, "axis": TO_NHWC.index(node.attrs["axis"])}), True)
-        elif op == "concatenate" and node.ty.ndim == 4 and any(n for _, n in args):
-            memo[id(node)] = (call(op, *(_to_nhwc(e, n) for e, n in args), span=node.span,
-                                   axis=TO_NHWC.index(node.attrs["axis"])), True)
-        elif op == "nn.pad" and args[0][1]:
-            width = tuple(node.attrs["pad_width"][a] for a in TO_NHWC)
-            memo[id(node)] = (call(op, args[0][0], span=node.span, **{**node.attrs, "pad_width": width}), True)
-        elif op == "mean" and args[0][1] and _mean_follows(node):
-            axes = tuple(sorted(TO_NHWC.index(a) for a in node.attrs["axes"]))
-            memo[id(node)] = (call(op, args[0][0], span=node.span, **{**node.attrs, "axes": axes}),
-                              node.attrs["keepdims"])
-        else:
-            memo[id(node)] = (rebuild_call(node, tuple(_to_orig(e, n) for e, n in args)), False)
-    body = _to_orig(*memo[id(mod.main.body)])
+        rule = LAYOUT_RULES.get(node.op)
+        new = (rule(node, args, lay) if rule is not None else None) or _follow_operands(node, args, lay)
+        memo[id(node)] = new or (rebuild_call(node, tuple(lay.to_orig(e, n) for e, n in args)), False)
+    body = lay.to_orig(*memo[id(mod.main.body)])
     return mod.with_main(simplify_data_movement(Function(mod.main.params, body, mod.main.attrs)))
 
 

@@ -19,7 +19,8 @@ over OpPattern (ELEMWISE < BROADCAST < INJECTIVE < COMM_REDUCE < OUT_ELEMWISE_FU
     transpose, softmax               own kernel, absorb nothing; reshape is a view (no kernel)
 
 A group never holds two anchors; joining anchors is the polyhedral pass's job. With the pass
-disabled every op is its own kernel (same Function form), so the gain can be measured.
+disabled, ``wrap_kernels`` (always in the pipeline, right after it) makes every op its own kernel
+(same Function form, the form lowering needs), so the gain can be measured.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def _fusable_into(kind: OpPattern) -> bool:
 
 
 def fuse_ops(mod: IRModule, enabled: bool = True) -> IRModule:
+    """Group the calls of main into kernel Functions (module doc); ``enabled`` False: one per op."""
     func = mod.main
     order = [n for n in post_order(func.body) if isinstance(n, Call) and n.op not in VIEW_OPS]
     position = {id(n): i for i, n in enumerate(order)}
@@ -63,6 +65,17 @@ def fuse_ops(mod: IRModule, enabled: bool = True) -> IRModule:
             groups[target].append(node)
             group_of[id(node)] = target
     return mod.with_main(_build(func, groups, group_of))
+
+
+def wrap_kernels(mod: IRModule) -> IRModule:
+    """Every call of main left outside a kernel Function (views excepted) in its own Primitive
+    Function: all of them when fuse_ops was disabled (the same module as ``fuse_ops(mod,
+    enabled=False)``), none after fuse_ops (the module is returned unchanged)."""
+    func = mod.main
+    bare = [n for n in post_order(func.body) if isinstance(n, Call) and isinstance(n.op, str) and n.op not in VIEW_OPS]
+    if not bare:
+        return mod
+    return mod.with_main(_build(func, [[n] for n in bare], {id(n): i for i, n in enumerate(bare)}))
 
 
 def _group_name(members: list[Call]) -> str:

@@ -146,69 +146,10 @@ class _Legalizer:
                     out_dtype=q.attrs["out_dtype"])
 
     def rewrite_op(self, y: Expr, s_out: float, z_out: int):
-        if _is(y, "qnn.dequantize"):                                   # Q(DQ(x)): requantize
-            t = _dq_tensor(y)
-            if t is None:
-                return self.boundary(call("qnn.quantize", y, scale=s_out, zero_point=z_out, out_dtype="int8"))
-            x, s, z = t
-            return x if (s, z) == (s_out, z_out) else _requantize(x, s / s_out, z, z_out, self.rounding)
-        if _is(y, "add") and _is(y.args[0], "nn.conv2d", "nn.matmul") and _dq_const(y.args[1]) is not None:
-            return self.anchor(y.args[0], y.args[1], s_out, z_out)
-        if _is(y, "nn.matmul") and _dq_tensor(y.args[1]) is not None:      # activation × activation
-            return self.batch_matmul(y, s_out, z_out)
-        if _is(y, "nn.conv2d", "nn.matmul"):
-            return self.anchor(y, None, s_out, z_out)
-        if _is(y, "nn.layer_norm"):
-            return self.layer_norm(y, s_out, z_out)
-        if _is(y, "add", "multiply"):
-            return self.binary(y, s_out, z_out)
-        if _is(y, "nn.avg_pool2d") and _dq_tensor(y.args[0]) is not None:
-            pooled = self.avg_pool_as_conv(y, s_out, z_out)
-            if pooled is not None:
-                return pooled
-        if _is(y, *MOVE_OPS, "nn.avg_pool2d"):
-            t = _dq_tensor(y.args[0])
-            if t is None:
-                return None
-            x, s, z = t
-            op = "qnn.avg_pool2d" if y.op == "nn.avg_pool2d" else y.op
-            if op == "qnn.avg_pool2d" and y.attrs["count_include_pad"] and any(y.attrs["padding"]):
-                return None
-            moved = call(op, x, span=y.span, **y.attrs)
-            return moved if (s, z) == (s_out, z_out) else _requantize(moved, s / s_out, z, z_out, self.rounding)
-        if _is(y, "concatenate"):          # requantize the inputs whose (scale, zp) differ, then copy
-            parts = [_dq_tensor(a) for a in y.args]
-            if any(t is None for t in parts):
-                return None
-            ins = [x if (s, z) == (s_out, z_out) else _requantize(x, s / s_out, z, z_out, self.rounding)
-                   for x, s, z in parts]
-            return call("concatenate", *ins, span=y.span, **y.attrs)
-        if _is(y, "nn.pad"):               # requantize first, then pad with the value quantized in the output's
-            t = _dq_tensor(y.args[0])      # scale: a value outside the input's range (a real 0.5 after a tiny
-            if t is None:                  # activation) would saturate in the input's scale
-                return None
-            x, s, z = t
-            if (s, z) != (s_out, z_out):
-                x = _requantize(x, s / s_out, z, z_out, self.rounding)
-            value = int(quant.saturate(quant.round_half_away(y.attrs["pad_value"] / s_out) + z_out))
-            return call("nn.pad", x, span=y.span, **{**y.attrs, "pad_value": value})
-        if _is(y, "nn.softmax"):
-            t = _dq_tensor(y.args[0])
-            if t is None:
-                return None
-            x, s, z = t
-            return call("qnn.softmax", x, axis=y.attrs["axis"], in_scale=s, in_zero_point=z, out_scale=s_out,
-                        out_zero_point=z_out, span=y.span)
-        if _is(y, *LUT_OPS):
-            t = _dq_tensor(y.args[0])
-            if t is None:
-                return None
-            x, s, z = t
-            real = (np.arange(-128, 128, dtype=np.float64) - z) * s
-            f = get_op(y.op).compute(real.astype(np.float32), **y.attrs).astype(np.float64)
-            table = quant.saturate(quant.round_half_away(f / s_out) + z_out)
-            return call("qnn.lut", x, table=table, span=y.span)
-        return None
+        """The int8 form of the float op ``y`` whose output is quantized to (s_out, z_out), by its
+        rule in REWRITE_RULES, or None (it stays float)."""
+        rule = REWRITE_RULES.get(y.op) if isinstance(y, Call) and isinstance(y.op, str) else None
+        return rule(self, y, s_out, z_out) if rule is not None else None
 
     def avg_pool_as_conv(self, y: Call, s_out: float, z_out: int):
         """An average pool whose output scale differs from its input's (or that counts the padding):
@@ -307,6 +248,119 @@ class _Legalizer:
         eps = float(np.float32(y.attrs["epsilon"]))
         return call("qnn.layer_norm", x, Constant(g), Constant(b), axis=axis, scale=s, scale_sq=s * s,
                     eps_l2=eps * length * length, in_zero_point=z, out_zero_point=z_out, span=y.span)
+
+
+# Per-op rules of ``_Legalizer.rewrite_op``: rule(legalizer, y, s_out, z_out) -> int8 expr or None.
+
+def _requantize_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    """Q(DQ(x)): one requantize (nothing when the parameters agree)."""
+    t = _dq_tensor(y)
+    if t is None:
+        return lg.boundary(call("qnn.quantize", y, scale=s_out, zero_point=z_out, out_dtype="int8"))
+    x, s, z = t
+    return x if (s, z) == (s_out, z_out) else _requantize(x, s / s_out, z, z_out, lg.rounding)
+
+
+def _add_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    """conv/matmul + dequantized bias: the anchor with its int32 bias; else an int8 add."""
+    if _is(y.args[0], "nn.conv2d", "nn.matmul") and _dq_const(y.args[1]) is not None:
+        return lg.anchor(y.args[0], y.args[1], s_out, z_out)
+    return lg.binary(y, s_out, z_out)
+
+
+def _matmul_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    """activation x activation: qnn.batch_matmul; activation x weights: qnn.matmul."""
+    if _dq_tensor(y.args[1]) is not None:
+        return lg.batch_matmul(y, s_out, z_out)
+    return lg.anchor(y, None, s_out, z_out)
+
+
+def _conv2d_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    return lg.anchor(y, None, s_out, z_out)
+
+
+def _layer_norm_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    return lg.layer_norm(y, s_out, z_out)
+
+
+def _binary_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    return lg.binary(y, s_out, z_out)
+
+
+def _avg_pool_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    """A depthwise conv of ones + requantize where the scales differ (avg_pool_as_conv), else moved."""
+    if _dq_tensor(y.args[0]) is not None:
+        pooled = lg.avg_pool_as_conv(y, s_out, z_out)
+        if pooled is not None:
+            return pooled
+    return _move_rule(lg, y, s_out, z_out)
+
+
+def _move_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    """Data movement and pools on the int8 tensor, then a requantize if the scales differ."""
+    t = _dq_tensor(y.args[0])
+    if t is None:
+        return None
+    x, s, z = t
+    op = "qnn.avg_pool2d" if y.op == "nn.avg_pool2d" else y.op
+    if op == "qnn.avg_pool2d" and y.attrs["count_include_pad"] and any(y.attrs["padding"]):
+        return None
+    moved = call(op, x, span=y.span, **y.attrs)
+    return moved if (s, z) == (s_out, z_out) else _requantize(moved, s / s_out, z, z_out, lg.rounding)
+
+
+def _concatenate_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    """Requantize the inputs whose (scale, zp) differ, then copy."""
+    parts = [_dq_tensor(a) for a in y.args]
+    if any(t is None for t in parts):
+        return None
+    ins = [x if (s, z) == (s_out, z_out) else _requantize(x, s / s_out, z, z_out, lg.rounding) for x, s, z in parts]
+    return call("concatenate", *ins, span=y.span, **y.attrs)
+
+
+def _pad_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    """Requantize first, then pad with the value quantized in the output's scale: a value outside the
+    input's range (a real 0.5 after a tiny activation) would saturate in the input's scale."""
+    t = _dq_tensor(y.args[0])
+    if t is None:
+        return None
+    x, s, z = t
+    if (s, z) != (s_out, z_out):
+        x = _requantize(x, s / s_out, z, z_out, lg.rounding)
+    value = int(quant.saturate(quant.round_half_away(y.attrs["pad_value"] / s_out) + z_out))
+    return call("nn.pad", x, span=y.span, **{**y.attrs, "pad_value": value})
+
+
+def _softmax_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    t = _dq_tensor(y.args[0])
+    if t is None:
+        return None
+    x, s, z = t
+    return call("qnn.softmax", x, axis=y.attrs["axis"], in_scale=s, in_zero_point=z, out_scale=s_out,
+                out_zero_point=z_out, span=y.span)
+
+
+def _lut_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    """A unary float op as a 256-entry table over the int8 input values."""
+    t = _dq_tensor(y.args[0])
+    if t is None:
+        return None
+    x, s, z = t
+    real = (np.arange(-128, 128, dtype=np.float64) - z) * s
+    f = get_op(y.op).compute(real.astype(np.float32), **y.attrs).astype(np.float64)
+    table = quant.saturate(quant.round_half_away(f / s_out) + z_out)
+    return call("qnn.lut", x, table=table, span=y.span)
+
+
+REWRITE_RULES = {
+    "qnn.dequantize": _requantize_rule,
+    "add": _add_rule, "multiply": _binary_rule,
+    "nn.matmul": _matmul_rule, "nn.conv2d": _conv2d_rule, "nn.layer_norm": _layer_norm_rule,
+    "nn.avg_pool2d": _avg_pool_rule,
+    **{op: _move_rule for op in MOVE_OPS},
+    "concatenate": _concatenate_rule, "nn.pad": _pad_rule, "nn.softmax": _softmax_rule,
+    **{op: _lut_rule for op in LUT_OPS},
+}
 
 
 def fold_dequantized_constants(mod: IRModule) -> IRModule:

@@ -10,14 +10,15 @@ row through line buffers (``tinyfuse.poly.linebuf``; ``tinyfuse.lower.fused_chai
 Candidates: a conv group F and any set of its producers (recursively) that are conv groups read
 only by the set, up to ``max_stages``. Loop (greedy, memory first):
 
-1. The arena peak of the current graph: ``memory.schedule.best_schedule`` (kernel order + in-place
-   choices), the lower bound the planner works against.
+1. The arena peak of the current graph: ``oracle.hot`` (``memory.schedule.best_schedule``: kernel
+   order + in-place choices), the lower bound the planner works against.
 2. For every candidate whose intermediate tensors are live at a peak step: the widest column tile
    whose line buffers fit the scratch budget (full width = pure line buffers, no recompute; halving
    widths = overlapped tiles that recompute their seams), sized by isl (``linebuf.analyze``); the
    fused kernel may write its output over a dying parameter (full width only: a later tile still
-   reads the input); ``cost.analytical.decide`` keeps it if it lowers the peak by >= 1%, fits the
-   budget and recomputes at most ``max_recompute`` (10%).
+   reads the input); ``oracle.decide`` (``cost.analytical.decide``, with the variants the options
+   allow) keeps it if it lowers the peak by >= 1%, fits the budget and recomputes at most
+   ``max_recompute`` (10%).
 3. The best option (lowest peak, then fewest estimated instructions) is proven with isl
    (``linebuf.prove``: line-buffer flow and the in-place output); a failed proof drops the option.
    Apply it and repeat until nothing lowers the peak.
@@ -25,17 +26,18 @@ only by the set, up to ``max_stages``. Loop (greedy, memory first):
 Each merged group is a Primitive Function whose body calls its member groups (the numpy
 interpreter evaluates it unchanged); ``attrs['poly']`` records strategy, tile width, ring rows,
 recompute, scratch and the decision, ``attrs['poly_inplace']`` the proven in-place options.
+
+The peak and cost answers come from an injected oracle (``tinyfuse.memory.oracle.ArenaOracle``: the
+pass pipeline builds it from the CompileOptions), so this pass does not import the memory planner or
+the cost model; line-buffer plans are cached in ``options.context.linebuf_plans``.
 """
 from __future__ import annotations
 
 import itertools
 import logging
 
-from ..cost.analytical import chain_estimate, decide
 from ..ir import Call, Function, IRModule, Var, post_order, users
 from ..ir.expr import with_new_operands
-from ..memory.arena import kernel_graph
-from ..memory.schedule import InPlace, best_schedule
 from ..ops.conv_geom import conv_group
 from ..poly.chain import Unfusable, chain_of
 from ..poly.linebuf import analyze, prove
@@ -43,31 +45,27 @@ from ..poly.linebuf import analyze, prove
 log = logging.getLogger("tinyfuse.poly_fuse")
 
 
-def poly_fuse(mod: IRModule, target=None, scratch_bytes: int | None = None, max_stages: int = 4,
-              max_rounds: int = 16, max_recompute: float = 1.10) -> IRModule:
-    """The pass (module doc). ``scratch_bytes``: line-buffer budget (default: the target's);
-    ``max_recompute``: the most MACs a fused kernel may compute, relative to its members unfused."""
-    from ..target import get_target
-    tgt = get_target(target or "host")
-    budget = tgt.scratch_bytes if scratch_bytes is None else scratch_bytes
+def poly_fuse(mod: IRModule, options, oracle, max_stages: int = 4, max_rounds: int = 16,
+              max_recompute: float = 1.10) -> IRModule:
+    """The pass (module doc). ``options``: the CompileOptions (``scratch_bytes`` is the line-buffer
+    budget; its context caches the line-buffer plans); ``oracle``: peak and cost answers (an
+    ``ArenaOracle``); ``max_recompute``: the most MACs a fused kernel may compute, relative to its
+    members unfused."""
     main = mod.main
     rejected: set = set()
     for _ in range(max_rounds):
-        g, calls = kernel_graph(main)
-        sched = best_schedule(g)
-        base = sched.peak
-        hot = _at_peak(g, calls, sched)
-        options = []
+        base, hot = oracle.hot(main)
+        found = []
         for members in candidates(main, max_stages):
             if any(id(m) in hot for m in members[:-1]):      # fusing removes only the members' outputs
-                options += _options(main, members, tgt, budget, base, rejected, max_recompute)
-        options.sort(key=lambda o: (o["peak"], o["est"].fused.instructions))
+                found += _options(main, members, options, oracle, base, rejected, max_recompute)
+        found.sort(key=lambda o: (o["peak"], o["est"].fused.instructions))
         applied = False
-        for opt in options:
+        for opt in found:
             if opt["key"] in rejected:
                 continue
             why = _verify(opt)
-            if why is None and best_schedule(kernel_graph(opt["main"])[0]).peak >= base:
+            if why is None and oracle.peak(opt["main"]) >= base:
                 why = "without the in-place options that failed their proof it no longer lowers the peak"
             if why:
                 log.info("poly_fuse: %s rejected by the proof: %s", opt["name"], why)
@@ -82,31 +80,12 @@ def poly_fuse(mod: IRModule, target=None, scratch_bytes: int | None = None, max_
     return mod.with_main(main)
 
 
-def _at_peak(g, calls, sched) -> set[int]:
-    """ids of the calls whose output is live during a step at the peak (only removing such an
-    intermediate tensor can lower the peak)."""
-    step_of = {k: i for i, k in enumerate(sched.order)}
-    last = {}
-    for k, n in enumerate(g.nodes):
-        for a in n.args:
-            last[a] = max(last.get(a, -1), step_of[k])
-    hot = set()
-    for k, n in enumerate(g.nodes):
-        born, dies = step_of[k], last.get(n.out, step_of[k])
-        if any(sched.per_step[i] == sched.peak for i in range(born, dies + 1)):
-            hot.add(id(calls[k]))
-    return hot
-
-
-_PLANS: dict = {}
-
-
-def _analyze(stages, tw):
-    """linebuf.analyze, cached on the chain's geometry (MobileNet repeats its blocks)."""
+def _analyze(stages, tw, cache: dict):
+    """linebuf.analyze, cached in ``cache`` on the chain's geometry (MobileNet repeats its blocks)."""
     key = (tuple(stages), tw)
-    if key not in _PLANS:
-        _PLANS[key] = analyze(stages, tw)
-    return _PLANS[key]
+    if key not in cache:
+        cache[key] = analyze(stages, tw)
+    return cache[key]
 
 
 def _is_conv(c) -> bool:
@@ -190,7 +169,7 @@ def _tile_widths(ow: int) -> list[int]:
     return ws
 
 
-def _options(main, members, tgt, budget, base, rejected, max_recompute=1.10) -> list[dict]:
+def _options(main, members, options, oracle, base, rejected, max_recompute=1.10) -> list[dict]:
     """Fusion options of one candidate that the cost model accepts, with their arena peaks."""
     names = "_".join(conv_group(m.op)[2].family for m in members)
     attrs = {"Primitive": True, "name": f"polyfused_{names}", "poly": {}}
@@ -207,27 +186,26 @@ def _options(main, members, tgt, budget, base, rejected, max_recompute=1.10) -> 
         if key in rejected:
             continue
         try:
-            plan = _analyze(chain.stages, tw)
+            plan = _analyze(chain.stages, tw, options.context.linebuf_plans)
         except ValueError as e:
             log.debug("poly_fuse: %s not fusable: %s", names, e)
             return out
-        if plan.scratch_bytes > budget:
+        if plan.scratch_bytes > options.scratch_bytes:
             continue
-        est = chain_estimate(plan, tgt, "arm_dsp" if tgt.dsp else "ref")
+        est = oracle.estimate(plan)
         inplace = []
         if plan.ntiles == 1:
             out_bytes = gF.out_bytes
             for q, p in enumerate(call.op.params):
                 if len(p.ty.shape) == 4 and p.ty.dtype == "int8" and p.ty.nbytes >= out_bytes:
-                    inplace.append(InPlace(q, "fused_chain", scratch=plan.scratch_bytes,
-                                           proof="isl: output over this parameter clobbers no read"))
+                    inplace.append(oracle.output_over(q, plan.scratch_bytes))
         info = {"strategy": "line_buffer" if plan.ntiles == 1 else "overlapped_tiles", "tile_w": tw,
                 "ntiles": plan.ntiles, "rows": plan.rows[:-1], "recompute": round(plan.recompute, 4),
                 "scratch": plan.scratch_bytes, "stages": len(members)}
         fn = Function(call.op.params, call.op.body, {**attrs, "poly": info, "poly_inplace": inplace})
         trial_main, _ = merge(main, members, fn.attrs)
-        peak = best_schedule(kernel_graph(trial_main)[0]).peak
-        d = decide(est, base, peak, budget, max_recompute)
+        peak = oracle.peak(trial_main)
+        d = oracle.decide(est, base, peak, max_recompute)
         if not d.fuse:
             break                       # the widest width that fits decides (narrower: more recompute)
         info["decision"] = d.reason

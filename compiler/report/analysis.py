@@ -73,17 +73,17 @@ def kernel_rows(result, target=None, measured: dict | None = None) -> list[dict]
                      "ops": list(k.ops), "variant": k.variant, "macs": k.macs, "flash": flash[i],
                      "ram": live[i] if i < len(live) else 0, "bytes": moved,
                      "intensity": k.macs / moved if moved else 0.0,
-                     "instructions": round(_instructions(k, call, target)), "measured": counted.get(k.name),
+                     "instructions": round(_instructions(k, call, result.options)), "measured": counted.get(k.name),
                      "scratch": k.scratch_bytes, "inplace": rule, "poly_fused": plan is not None})
     return rows
 
 
-def _instructions(kernel, call, target=None) -> float:
+def _instructions(kernel, call, options) -> float:
     """Cost-model instructions of one kernel (conv families; others: 4 per output element + 2 per MAC)."""
     plan = getattr(kernel, "plan", None)
     if plan is not None:
         from ..cost.analytical import chain_estimate
-        return chain_estimate(plan, target).fused.instructions
+        return chain_estimate(plan, options).fused.instructions
     got = conv_group(call.op) if call is not None else None
     if got is None:
         return 4.0 * kernel.out.size + kernel.macs * 2

@@ -16,6 +16,8 @@ from tinyfuse.frontend.onnx import from_onnx
 from tinyfuse.harness import build_host, run_host
 from tinyfuse.harness.per_layer import compare_layers
 from tinyfuse.ir.interpreter import run_module
+from tinyfuse.memory.oracle import ArenaOracle
+from tinyfuse.options import CompileOptions
 from tinyfuse.passes import run_pipeline
 from tinyfuse.passes.poly_fuse import poly_fuse
 from tests.conftest import shared_or_skip
@@ -136,9 +138,10 @@ def test_fused_chain_bit_exact_and_smaller(layers, shape, stages, tmp_path):
 def test_overlapped_tiles_recompute_bit_exact(tmp_path):
     """A scratch budget too small for whole rows forces column tiles (recompute at the seams)."""
     model, x = qdq_chain((1, 8, 16, 8), [dict(cout=16, relu=True), dict(cout=16, dw=True), dict(cout=8, k=1)])
-    mod = run_pipeline(from_onnx(model, "tiles"), disabled=("poly_fuse",))
-    mod = poly_fuse(mod, scratch_bytes=700, max_recompute=2.0)
-    result = _lower_and_plan(mod, "0" * 16, "best", {})
+    options = CompileOptions.resolve(scratch_bytes=700, disabled_passes=("poly_fuse",))
+    mod = run_pipeline(from_onnx(model, "tiles"), options)
+    mod = poly_fuse(mod, options, ArenaOracle(options), max_recompute=2.0)
+    result = _lower_and_plan(mod, "0" * 16, options)
     info = [s.call.op.attrs["poly"] for s in result.steps if s.call.op.attrs.get("poly")]
     assert info and info[0]["strategy"] == "overlapped_tiles" and info[0]["recompute"] > 1
     (got,) = run_host(build_host(result, tmp_path), result, [x])
@@ -174,7 +177,7 @@ def test_fused_chain_dsp_on_cortex_m4(tmp_path):
     if not (shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")):
         pytest.skip("qemu-system-arm / arm-none-eabi-gcc not installed")
     from tinyfuse.harness.qemu import build_target, run_target
-    from tinyfuse.target import get_target
+    from tinyfuse.targets import get_target
     for i, layers in enumerate((MBV2_BLOCK, DOWN_BLOCK)):
         model, x = qdq_chain((1, 12, 12, 8), layers, seed=i)
         result = compile_model(model, target="cortex-m4")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tinyfuse.harness.qemu import INSTALL_HINT, missing_tools
-from tinyfuse.target import BOARDS_DIR, RUNTIME_DIR, get_target
+from tinyfuse.targets import BOARDS_DIR, RUNTIME_DIR, get_target
 
 
 def require_tools(target: str, *extra: str) -> None:

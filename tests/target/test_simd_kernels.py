@@ -71,7 +71,7 @@ def test_simd_kernel_equals_portable_and_tflm(name, tmp_path, monkeypatch):
             # the memory plan chose the portable channel-by-channel in-place kernel: plan without
             # in-place options to run the SIMD one
             with monkeypatch.context() as m:
-                m.setattr("tinyfuse.memory.arena.inplace_options", lambda fn, cost=None: [])
+                m.setattr("tinyfuse.memory.arena.inplace_options", lambda fn, cost=None, cache=None: [])
                 y, variant, inplace = _run(case, target, "auto", tmp_path / f"{target}_not_in_place")
         assert variant == want_variant[case.kind], (target, variant)
         assert np.array_equal(y, ref), \
@@ -114,7 +114,7 @@ def test_simd_sources_compile_warning_free_with_gcc_and_clang(model, target, tmp
     -Wall -Wextra -Wconversion -Werror under arm-none-eabi-gcc and clang."""
     import shutil
     import subprocess
-    from tinyfuse.target import get_target
+    from tinyfuse.targets import get_target
     from tests.conftest import shared_or_skip
     require_tools(target)
     path = shared_or_skip("models", "onnx", f"{model}.onnx")

@@ -9,6 +9,7 @@ from onnx import TensorProto, helper, numpy_helper
 from tinyfuse.cost.features import FEATURE_NAMES, group_signature, kernel_features, record_key, vector
 from tinyfuse.cost.learned import CostModel, fit, holdout_split, spearman
 from tinyfuse.driver import compile_model
+from tinyfuse.ir import Call, Function, post_order
 from tinyfuse.tune import TuningRecords, load_records
 
 
@@ -38,10 +39,10 @@ def test_signature_is_stable_across_compiles_and_ignores_names(tmp_path):
 def test_features_have_fixed_names_and_finite_values(tmp_path):
     r = compile_model(_conv_model(tmp_path / "m.onnx"), target="cortex-m4")
     for s in r.steps:
-        f = kernel_features(s.call.op, s.kernel)
+        f = kernel_features(s.call.op, s.kernel, r.options)
         v = vector(f)
         assert list(f) == list(FEATURE_NAMES) and np.all(np.isfinite(v))
-    macs = max(kernel_features(s.call.op, s.kernel)["log_macs"] for s in r.steps)
+    macs = max(kernel_features(s.call.op, s.kernel, r.options)["log_macs"] for s in r.steps)
     assert macs == np.log1p(6 * 6 * 8 * 9 * 4)
 
 
@@ -109,3 +110,34 @@ def test_compile_with_records_is_deterministic(tmp_path):
     b = compile_model(path, target="cortex-m4", tuning_records=list(reversed(recs)))
     assert a.files == b.files
     assert a.steps[0].kernel.variant == other or other == "arm_dsp"   # arm_dsp may decline a group: then ref
+
+
+def _unfused_by_hand(call, variant):
+    """The cost table applied by hand to the members of a poly-fused group: MACs x instructions per
+    MAC of (family, variant) + 14 instructions per output element (cost.analytical's module doc)."""
+    from tinyfuse.cost.analytical import IPM
+    from tinyfuse.ops.conv_geom import conv_group
+    total = 0.0
+    for m in post_order(call.op.body):
+        if isinstance(m, Call) and isinstance(m.op, Function):
+            g = conv_group(m.op)[2]
+            fam = "pw" if g.KH == g.KW == 1 else "dw" if g.depthwise else "conv"
+            total += g.macs * IPM[fam, variant] + g.out_bytes * 14
+    return round(total)
+
+
+def test_kernels_ref_makes_poly_fuse_cost_the_ref_variant():
+    """--target cortex-m4 --kernels ref: poly_fuse's estimate costs the members as the portable
+    kernels that will run (not arm_dsp) and the fused chain is emitted without SIMD stages."""
+    from tests.c.test_poly_fuse import MBV2_BLOCK, qdq_chain
+    model, _ = qdq_chain((1, 12, 12, 8), MBV2_BLOCK, seed=0)
+    for kernels, variant, simd in (("ref", "ref", False), ("auto", "arm_dsp", True)):
+        r = compile_model(model, target="cortex-m4", kernels=kernels)
+        assert r.options.kernel_variant("qnn.conv2d") == variant and r.options.chain_dsp == simd
+        fused = [s for s in r.steps if s.call.op.attrs.get("poly")]
+        assert fused, kernels
+        for s in fused:
+            est = s.call.op.attrs["poly"]["estimate"]
+            assert est["instructions_unfused"] == _unfused_by_hand(s.call, variant), kernels
+            assert ("tinyfuse_simd.h" in s.kernel.headers) == simd, kernels
+        assert any(k.variant.startswith("arm_") for k in r.kernels) == simd, kernels

@@ -8,6 +8,7 @@ from tinyfuse.ir.printer import astext
 from tinyfuse.passes.convert_layout import convert_layout
 from tinyfuse.passes.fold_batchnorm import fold_batchnorm
 from tinyfuse.passes.fuse_ops import fuse_ops
+from tinyfuse.options import CompileOptions
 from tinyfuse.passes.pipeline import run_pipeline
 from tests.unit.test_passes import residual_block
 
@@ -17,13 +18,13 @@ def groups(mod):
 
 
 def test_conv_bias_relu_is_one_kernel_and_residual_add_joins_later_anchor():
-    mod = run_pipeline(from_onnx(residual_block(), "residual"))
+    mod = run_pipeline(from_onnx(residual_block(), "residual"), CompileOptions.resolve())
     assert groups(mod) == ["fused_transpose", "fused_conv2d_add_relu", "fused_conv2d_add_add_relu", "fused_avg_pool2d",
                            "fused_matmul_add", "fused_softmax"]
 
 
 def test_disabled_fusion_gives_one_kernel_per_op():
-    mod = run_pipeline(from_onnx(residual_block(), "residual"), disabled={"fuse_ops"})
+    mod = run_pipeline(from_onnx(residual_block(), "residual"), CompileOptions.resolve(disabled_passes={"fuse_ops"}))
     assert groups(mod) == ["fused_transpose", "fused_conv2d", "fused_add", "fused_relu", "fused_conv2d", "fused_add",
                            "fused_add", "fused_relu", "fused_avg_pool2d", "fused_matmul", "fused_add", "fused_softmax"]
 
@@ -52,14 +53,14 @@ def test_convert_layout_leaves_no_transposes_between_kernels():
 
 
 def test_printer_is_relay_like():
-    text = astext(run_pipeline(from_onnx(residual_block(), "residual")))
+    text = astext(run_pipeline(from_onnx(residual_block(), "residual"), CompileOptions.resolve()))
     assert "fn /* Primitive, fused_conv2d_add_relu */" in text
     assert "nn.conv2d(%p0, meta[c0], strides=[1, 1], padding=[1, 1, 1, 1]" in text
     assert "/* ty=Tensor[(1, 6, 7, 8), float32] */" in text
 
 
 def test_fusion_never_puts_two_anchors_in_one_group():
-    mod = run_pipeline(from_onnx(residual_block(), "residual"))
+    mod = run_pipeline(from_onnx(residual_block(), "residual"), CompileOptions.resolve())
     for c in iter_calls(mod.main):
         if isinstance(c.op, Function):
             anchors = [n for n in iter_calls(c.op) if n.op in ("nn.conv2d", "nn.matmul", "nn.avg_pool2d",

@@ -9,7 +9,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from tinyfuse.frontend import from_onnx
 from tinyfuse.ir.interpreter import run_module
-from tinyfuse.passes.pipeline import PASSES
+from tinyfuse.options import CompileOptions
+from tinyfuse.passes.pipeline import run_pipeline
 from tests.conftest import ROOT, shared_or_skip
 
 
@@ -61,15 +62,22 @@ def model_cases(tmp_path):
 
 
 def check_pipeline(mod, seed=0):
+    """Run the pipeline the CLI runs (host options), comparing the outputs after each pass with the
+    outputs before it."""
     rng = np.random.default_rng(seed)
     inputs = [rng.standard_normal(p.ty.shape).astype(np.float32) for p in mod.main.params]
-    for name, fn in PASSES:
-        before = run_module(mod, inputs)
-        mod = fn(mod)
-        after = run_module(mod, inputs)
-        for b, a in zip(before, after):
+    outputs = [run_module(mod, inputs)]
+    ran = []
+
+    def after(name, new):
+        ran.append(name)
+        got = run_module(new, inputs)
+        for b, a in zip(outputs[-1], got):
             assert a.shape == b.shape, name
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5 * float(np.max(np.abs(b))), err_msg=name)
+        outputs.append(got)
+    mod = run_pipeline(mod, CompileOptions.resolve(), after=after)
+    assert "fuse_ops" in ran and ran[-1] == "poly_fuse"
     return mod
 
 

@@ -11,7 +11,7 @@ from tinyfuse.cli import main
 from tinyfuse.driver import compile_model
 from tinyfuse.report import report_data
 from tinyfuse.report.plots import point_kind
-from tinyfuse.target import get_target
+from tinyfuse.targets import get_target
 from tests.conftest import shared_or_skip
 
 KWS = ("models", "tflite", "kws_ref_model.tflite")

@@ -7,22 +7,26 @@ RAM sizes. A target lists its boards smallest first; the harness takes the first
 in (the linker decides: region overflow or too little RAM left for the stack), so a small model on
 ``cortex-m0`` runs on the 16 KB micro:bit and a larger one on the MPS2 AN385.
 
-    from tinyfuse.target import get_target
+    from tinyfuse.targets import get_target
     t = get_target("cortex-m4")      # t.cflags, t.machine, t.flash_bytes, t.dsp, ...
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from ..errors import TinyfuseError
-from ..resources import runtime_dir
+from .errors import TinyfuseError
+from .resources import runtime_dir
 
 RUNTIME_DIR = runtime_dir()
 BOARDS_DIR = RUNTIME_DIR / "boards"
 
 KiB = 1024
 MiB = 1024 * KiB
+
+# Byte alignment of every arena buffer offset and size (the memory plan, the schedule's live-byte
+# counts, the kernels' scratch) and the default alignment of the weights and the arena (Placement):
+# 16 bytes covers the widest access of any kernel (Helium 128-bit vector loads, host SSE/NEON).
+ARENA_ALIGN = 16
 
 _ARM_QEMU = ("qemu-system-arm", "-display", "none", "-serial", "none", "-monitor", "none")
 _RV_QEMU = ("qemu-system-riscv32", "-bios", "none", "-display", "none", "-serial", "none", "-monitor", "none")
@@ -63,6 +67,11 @@ class Target:
     fpu: bool = False
     peak_macs_per_cycle: float = 1.0     # int8 MACs per cycle the core can issue (roofline, cost model)
     sram_bytes_per_cycle: float = 4.0    # SRAM bytes per cycle (one 32-bit access)
+
+    @property
+    def features(self) -> frozenset[str]:
+        """The ISA features the core has, by flag name: 'dsp', 'mve', 'fpu'."""
+        return frozenset(f for f, on in (("dsp", self.dsp), ("mve", self.mve), ("fpu", self.fpu)) if on)
 
     @property
     def is_host(self) -> bool:
@@ -156,10 +165,9 @@ def get_target(target: str | Target) -> Target:
     return TARGETS[target]
 
 
-def check_fits(result, target: str | Target) -> None:
-    """TinyfuseError when a compiled model fits no board of ``target``: its arena (activations, input
+def check_fits(result, t: Target) -> None:
+    """TinyfuseError when a compiled model fits no board of target ``t``: its arena (activations, input
     and output) in the board's RAM and its weights in the board's flash. Host has no limit."""
-    t = get_target(target)
     if t.is_host:
         return
     if any(result.arena_bytes <= b.ram_bytes and result.weights_bytes <= b.flash_bytes for b in t.boards):
@@ -181,13 +189,13 @@ class Placement:
     ``.bss.*`` in any linker script, so nothing changes until a script names them.
 
     ``align`` (bytes, a power of two >= 4) aligns the weights and the arena; the memory plan keeps
-    16-byte offsets inside the arena.
+    ``ARENA_ALIGN``-byte (16) offsets inside the arena.
     """
 
     code_section: str = ".text.tinyfuse"
     weights_section: str = ".rodata.tinyfuse.weights"
     arena_section: str = ".bss.tinyfuse.arena"
-    align: int = 16
+    align: int = ARENA_ALIGN
 
     def __post_init__(self):
         for what in ("code_section", "weights_section", "arena_section"):
@@ -198,4 +206,4 @@ class Placement:
             raise TinyfuseError(f"--align {self.align}: must be a power of two >= 4")
 
 
-__all__ = ["Board", "Placement", "Target", "TARGETS", "BOARDS_DIR", "RUNTIME_DIR", "check_fits", "get_target"]
+__all__ = ["ARENA_ALIGN", "Board", "Placement", "Target", "TARGETS", "BOARDS_DIR", "RUNTIME_DIR", "check_fits", "get_target"]

@@ -1,0 +1,62 @@
+"""The arena and cost oracles poly_fuse asks (injected by the pass pipeline, so the pass itself
+imports neither the memory planner nor the cost model).
+
+``ArenaOracle(options)`` answers, for a fused main Function:
+
+- ``peak(main)``: the live-byte peak of its best kernel order and in-place choices
+  (``schedule.best_schedule`` on ``arena.kernel_graph``), in bytes (``ARENA_ALIGN``-rounded);
+- ``hot(main)``: that peak and the ids of the calls whose output is live at a step at the peak
+  (only removing such an intermediate tensor can lower the peak);
+- ``estimate(plan)`` / ``decide(...)``: ``cost.analytical.chain_estimate`` / ``decide`` under the
+  options (the kernel variants ``--kernels`` allows, the target's roofline);
+- ``output_over(arg, scratch)``: the in-place option of a fused chain writing its output over
+  parameter ``arg`` (``schedule.InPlace``, rule ``fused_chain``).
+
+In-place proofs are cached in ``options.context.inplace_options`` (one compilation).
+"""
+from __future__ import annotations
+
+from ..cost.analytical import ChainEstimate, Decision, chain_estimate, decide
+from ..ir import Function
+from .arena import kernel_graph
+from .schedule import InPlace, best_schedule
+
+
+class ArenaOracle:
+    """Peak and cost answers for poly_fuse under one CompileOptions (module doc)."""
+
+    def __init__(self, options):
+        self.options = options
+        self._cache = options.context.inplace_options
+
+    def peak(self, main: Function) -> int:
+        return best_schedule(kernel_graph(main, cache=self._cache)[0]).peak
+
+    def hot(self, main: Function) -> tuple[int, set[int]]:
+        g, calls = kernel_graph(main, cache=self._cache)
+        sched = best_schedule(g)
+        step_of = {k: i for i, k in enumerate(sched.order)}
+        last = {}
+        for k, n in enumerate(g.nodes):
+            for a in n.args:
+                last[a] = max(last.get(a, -1), step_of[k])
+        hot = set()
+        for k, n in enumerate(g.nodes):
+            born, dies = step_of[k], last.get(n.out, step_of[k])
+            if any(sched.per_step[i] == sched.peak for i in range(born, dies + 1)):
+                hot.add(id(calls[k]))
+        return sched.peak, hot
+
+    def estimate(self, plan) -> ChainEstimate:
+        return chain_estimate(plan, self.options)
+
+    def decide(self, est: ChainEstimate, peak_before: int, peak_after: int, max_recompute: float) -> Decision:
+        return decide(est, peak_before, peak_after, self.options.scratch_bytes, max_recompute)
+
+
+    @staticmethod
+    def output_over(arg: int, scratch: int) -> InPlace:
+        return InPlace(arg, "fused_chain", scratch=scratch, proof="isl: output over this parameter clobbers no read")
+
+
+__all__ = ["ArenaOracle"]

@@ -1,0 +1,107 @@
+"""CompileOptions: the user's compile arguments, resolved once by the driver (or a harness entry point).
+
+Every phase after the frontend (passes, the cost model, the memory planner, lowering) reads this one
+frozen object instead of re-resolving a target name or a ``--kernels`` string:
+
+- ``target``: the :class:`tinyfuse.targets.Target` (host is ``TARGETS["host"]``, never None);
+- ``variants``: the kernel variants lowering may use, best first, from ``--kernels`` and the target's
+  features (``resolve_variants``: the single place where dsp/mve becomes arm_dsp/arm_mve);
+- ``scratch_bytes``: the working-set budget of a poly-fused kernel (default: the target's);
+- ``rounding``: the int8 requantization rounding ('double', TFLM's default, or 'single');
+- ``alignment``: arena offset/size alignment in bytes (``ARENA_ALIGN``);
+- ``planner``, ``disabled_passes``, ``dump_dir``: the memory planner, the pass names to skip,
+  where to write the IR after each pass.
+
+``context`` is the per-compilation mutable state (caches keyed by Function identity, pass timings):
+one :class:`CompileContext` per ``resolve`` call, shared by ``for_kernels`` copies of the options.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .errors import TinyfuseError
+from .targets import ARENA_ALIGN, Target, get_target
+
+FEATURES = {"arm_mve": "mve", "arm_dsp": "dsp"}      # variant -> Target flag, most capable first
+KERNEL_CHOICES = ("auto", "ref", *FEATURES)
+ROUNDINGS = ("double", "single")
+
+
+def resolve_variants(target: Target, kernels: str = "auto") -> tuple[str, ...]:
+    """The kernel variants lowering may use on ``target``, best first. ``kernels``: 'auto' (all the
+    target has: arm_mve needs ``Target.mve``, arm_dsp ``Target.dsp``), 'ref' (none: portable C) or one
+    variant name. TinyfuseError for an unknown choice or a variant the target lacks."""
+    if kernels not in KERNEL_CHOICES:
+        raise TinyfuseError(f"--kernels {kernels}: choose one of {', '.join(KERNEL_CHOICES)}")
+    have = tuple(v for v, flag in FEATURES.items() if flag in target.features)
+    if kernels in ("auto", "ref"):
+        return have if kernels == "auto" else ()
+    if kernels not in have:
+        raise TinyfuseError(f"--kernels {kernels}: target {target.name} has no {FEATURES[kernels]} feature")
+    return (kernels,)
+
+
+@dataclass
+class CompileContext:
+    """Mutable state of one compilation, owned by its options (no module-level globals).
+
+    ``linebuf_plans``: (chain stages, tile width) -> ``linebuf.ChainPlan`` (poly_fuse; MobileNet repeats
+    its blocks); ``inplace_options``: id(Function) -> (Function, [InPlace]) (``memory.inplace.options``;
+    the Function is kept so an id reused after garbage collection cannot hit); ``timings``: seconds
+    per pass name."""
+
+    linebuf_plans: dict = field(default_factory=dict)
+    inplace_options: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """The resolved compile options (module doc). Build with :meth:`resolve`."""
+
+    target: Target
+    variants: tuple[str, ...]
+    scratch_bytes: int
+    rounding: str = "double"
+    alignment: int = ARENA_ALIGN
+    planner: str = "best"
+    disabled_passes: frozenset = frozenset()
+    dump_dir: Path | None = None
+    context: CompileContext = field(default_factory=CompileContext, compare=False, repr=False)
+
+    @classmethod
+    def resolve(cls, target: str | Target = "host", kernels: str | None = "auto", scratch_bytes: int | None = None,
+                rounding: str = "double", planner: str = "best", disabled_passes=(),
+                dump_dir: str | Path | None = None) -> CompileOptions:
+        """Options from user arguments: ``target`` a name or Target, ``kernels`` None means 'auto'.
+        TinyfuseError for an unknown target, kernel choice or rounding."""
+        tgt = get_target(target)
+        if rounding not in ROUNDINGS:
+            raise TinyfuseError(f"--rounding must be 'double' or 'single', got '{rounding}'")
+        return cls(tgt, resolve_variants(tgt, kernels or "auto"),
+                   tgt.scratch_bytes if scratch_bytes is None else scratch_bytes, rounding, ARENA_ALIGN, planner,
+                   frozenset(disabled_passes), Path(dump_dir) if dump_dir else None)
+
+    def for_kernels(self, kernels: str) -> CompileOptions:
+        """The same options (and context) with the variants of another ``--kernels`` choice (a tuning
+        record's per-group variant)."""
+        return replace(self, variants=resolve_variants(self.target, kernels))
+
+    def allows(self, variant: str) -> bool:
+        """Whether lowering may use ``variant`` (arm_dsp, arm_mve)."""
+        return variant in self.variants
+
+    def kernel_variant(self, op: str) -> str:
+        """The variant whose kernel lowering tries first for an anchor ``op`` (e.g. 'qnn.conv2d'): the
+        first allowed variant registered for it in ``tinyfuse.lower.VARIANTS``, else 'ref'. (A variant
+        may still decline one group, e.g. an unsupported epilogue; then lowering falls back to ref.)"""
+        from .lower import VARIANTS
+        return next((v for v, _ in VARIANTS.get(op, []) if v in self.variants), "ref")
+
+    @property
+    def chain_dsp(self) -> bool:
+        """Whether poly-fused chains run their stages with the DSP (SMLAD) bodies (fused_chain/arm_dsp)."""
+        return self.allows("arm_dsp")
+
+__all__ = ["CompileContext", "CompileOptions", "FEATURES", "KERNEL_CHOICES", "resolve_variants"]

@@ -1,0 +1,46 @@
+"""CompileOptions: resolved once from the user's arguments (target, --kernels, budgets), the single
+place where a target's dsp/mve features become kernel variants."""
+import pytest
+
+from tinyfuse.errors import TinyfuseError
+from tinyfuse.options import CompileOptions
+from tinyfuse.passes.pipeline import PASS_NAMES, PASSES
+from tinyfuse.targets import ARENA_ALIGN, TARGETS
+
+
+def test_host_is_the_host_target_with_no_simd_variants():
+    o = CompileOptions.resolve()
+    assert o.target is TARGETS["host"] and o.variants == () and o.scratch_bytes == TARGETS["host"].scratch_bytes
+    assert o.kernel_variant("qnn.conv2d") == "ref" and not o.chain_dsp and o.alignment == ARENA_ALIGN == 16
+
+
+@pytest.mark.parametrize("target, kernels, variants", [
+    ("cortex-m4", "auto", ("arm_dsp",)), ("cortex-m4", "ref", ()), ("cortex-m55", "auto", ("arm_mve", "arm_dsp")),
+    ("cortex-m55", "arm_dsp", ("arm_dsp",)), ("cortex-m0", "auto", ()), ("rv32imac", None, ())])
+def test_variants_from_kernels_and_target_features(target, kernels, variants):
+    o = CompileOptions.resolve(target, kernels)
+    assert o.variants == variants
+    assert o.chain_dsp == ("arm_dsp" in variants)
+    assert o.kernel_variant("qnn.conv2d") == (variants[0] if variants else "ref")
+
+
+def test_bad_choices_are_user_errors():
+    with pytest.raises(TinyfuseError, match="no dsp feature"):
+        CompileOptions.resolve("cortex-m0", "arm_dsp")
+    with pytest.raises(TinyfuseError, match="choose one of"):
+        CompileOptions.resolve("cortex-m4", "neon")
+    with pytest.raises(TinyfuseError, match="rounding"):
+        CompileOptions.resolve(rounding="up")
+    with pytest.raises(TinyfuseError, match="unknown target"):
+        CompileOptions.resolve("cortex-a53")
+
+
+def test_for_kernels_keeps_the_compilation_context():
+    o = CompileOptions.resolve("cortex-m4", scratch_bytes=700)
+    r = o.for_kernels("ref")
+    assert r.variants == () and r.scratch_bytes == 700 and r.context is o.context
+
+
+def test_every_pass_takes_module_and_options_and_wrap_kernels_cannot_be_disabled():
+    assert [n for n, _ in PASSES].count("wrap_kernels") == 1 and "wrap_kernels" not in PASS_NAMES
+    assert set(PASS_NAMES) == {n for n, _ in PASSES} - {"wrap_kernels"}
