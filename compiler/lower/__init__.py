@@ -1,13 +1,11 @@
 """Fused group (a Primitive Function) → Kernel: isl statements + jinja2 bodies → a C function.
 
-Each kernel family registers a lowering for its anchor op in LOWERINGS; groups without an anchor
-(element-wise chains) use ``elemwise``. That lowering is the portable one (``ref``, C99).
-
-Faster variants for some targets register in VARIANTS (``@variant("arm_dsp", "qnn.conv2d")``), same
-signature; each needs a target feature (FEATURES: arm_dsp → Target.dsp, arm_mve → Target.mve) and
-raises :class:`Unsupported` with a reason for a group it does not handle (dtype, layout, epilogue
-shape). lower_group tries the variants the target has, most capable first, and falls back to ``ref``,
-logging why (logger ``tinyfuse.lower``). ``kernels="ref"`` forces the portable kernels everywhere.
+The tables live in ``lower/registry.py`` (LOWERINGS: the portable ``ref`` lowering per anchor op,
+``elemwise`` for groups without an anchor; VARIANTS: target-specific lowerings, each needing a
+target feature in FEATURES). Importing this package imports every kernel family, which registers
+itself there. lower_group tries the variants the target has, most capable first, and falls back to
+``ref``, logging why (logger ``tinyfuse.lower``). ``kernels="ref"`` forces the portable kernels
+everywhere.
 """
 from __future__ import annotations
 
@@ -16,52 +14,13 @@ import logging
 from ..codegen.templates import template
 from ..errors import TinyfuseError
 from ..ir import Function, Var
+from . import concat, conv2d, elemwise, matmul, pad, pool, qsoftmax, reduce, softmax  # noqa: F401  (register the families)
+from . import conv2d_arm, matmul_arm  # noqa: F401  (SIMD variants)
+from . import batch_matmul, horizontal, horizontal_arm, layer_norm, view  # noqa: F401  (transformer ops, horizontal fusion)
 from .kernel import ConstPool, Epilogue, Kernel, split_group
+from .registry import FEATURES, KERNEL_CHOICES, LOWERINGS, VARIANTS, Unsupported, kernel_variants, lowering, variant
 
 log = logging.getLogger("tinyfuse.lower")
-
-LOWERINGS = {}
-VARIANTS: dict[str, list[tuple[str, object]]] = {}   # anchor op -> [(variant, lowering)]
-FEATURES = {"arm_mve": "mve", "arm_dsp": "dsp"}      # variant -> Target flag, most capable first
-KERNEL_CHOICES = ("auto", "ref", *FEATURES)
-
-
-class Unsupported(Exception):
-    """A kernel variant declines a group; the message says why (logged, then the next variant)."""
-
-
-def lowering(*ops: str):
-    def deco(fn):
-        for op in ops:
-            LOWERINGS[op] = fn
-        return fn
-    return deco
-
-
-def variant(name: str, *ops: str):
-    """Register a target-specific lowering of ``ops`` (same signature as a @lowering)."""
-    assert name in FEATURES, name
-
-    def deco(fn):
-        for op in ops:
-            VARIANTS.setdefault(op, []).append((name, fn))
-            VARIANTS[op].sort(key=lambda v: list(FEATURES).index(v[0]))
-        return fn
-    return deco
-
-
-def kernel_variants(target, kernels: str = "auto") -> tuple[str, ...]:
-    """The variants lowering may use for ``target`` (a Target or None for host), best first.
-    ``kernels``: auto (all the target has), ref (none) or one variant name."""
-    if kernels not in KERNEL_CHOICES:
-        raise TinyfuseError(f"--kernels {kernels}: choose one of {', '.join(KERNEL_CHOICES)}")
-    have = tuple(v for v, flag in FEATURES.items() if target is not None and getattr(target, flag))
-    if kernels in ("auto", "ref"):
-        return have if kernels == "auto" else ()
-    if kernels not in have:
-        raise TinyfuseError(f"--kernels {kernels}: target {getattr(target, 'name', 'host')} has no "
-                            f"{FEATURES[kernels]} feature")
-    return (kernels,)
 
 
 def lower_group(fn: Function, name: str, pool: ConstPool, target=None, kernels: str = "auto") -> Kernel:
@@ -119,7 +78,3 @@ def _finish(kernel: Kernel, fn: Function, anchor, epilogue_ops, name: str) -> Ke
         scratch=kernel.scratch_bytes)
     return kernel
 
-
-from . import concat, conv2d, elemwise, matmul, pad, pool, qsoftmax, reduce, softmax  # noqa: E402,F401  (register the families)
-from . import conv2d_arm, matmul_arm  # noqa: E402,F401  (SIMD variants)
-from . import batch_matmul, horizontal, horizontal_arm, layer_norm, view  # noqa: E402,F401  (transformer ops, horizontal fusion)

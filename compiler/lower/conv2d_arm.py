@@ -18,8 +18,8 @@ import numpy as np
 from ..codegen.templates import template
 from ..ops.conv import Conv2D
 from ..poly import Statement, loops_to_c
-from . import variant
 from .kernel import Kernel, affine, flat_index
+from .registry import variant
 from .simd import (HEADERS, check_flat_operands, check_int8_anchor, fold_offset, offset_fold, pad_k, require,
                    swap_middle_pairs)
 

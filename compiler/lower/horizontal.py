@@ -17,8 +17,8 @@ from ..ir import Call, Function, post_order
 from ..ops.conv import Conv2D
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Epilogue, Kernel, affine, flat_index
+from .registry import lowering
 
 
 def _branch_epilogues(anchor: Call, epi, pool):

@@ -30,8 +30,8 @@ import logging
 import numpy as np
 
 from ..ir import Call, Constant, Expr, Function, IRModule, OpPattern, Tuple, Var, call, get_op, post_order, users
-from ..ir.expr import with_new_operands
 from ..ir.op import rebuild_call
+from ..ir.rewrite import with_new_operands
 from ..ops.horizontal import Branches
 from .fold_views import reads_in_place
 

@@ -33,7 +33,7 @@ import logging
 
 from ..cost.analytical import chain_estimate, decide, family
 from ..ir import Call, Function, IRModule, Var, post_order, users
-from ..ir.expr import with_new_operands
+from ..ir.rewrite import with_new_operands
 from ..lower.fused_chain import Unfusable, chain_of
 from ..lower.inplace_conv import ConvGeom
 from ..memory.arena import kernel_graph

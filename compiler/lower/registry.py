@@ -1,0 +1,61 @@
+"""The lowering registry: which function lowers a fused group, per anchor op and kernel variant.
+
+Each kernel family (``lower/<family>.py``) registers a lowering for its anchor op in LOWERINGS;
+groups without an anchor (element-wise chains) use the key ``elemwise``. That lowering is the
+portable one (``ref``, C99).
+
+Faster variants for some targets register in VARIANTS (``@variant("arm_dsp", "qnn.conv2d")``), same
+signature; each needs a target feature (FEATURES: arm_dsp → Target.dsp, arm_mve → Target.mve) and
+raises :class:`Unsupported` with a reason for a group it does not handle (dtype, layout, epilogue
+shape).
+
+This module holds only the tables and decorators: the families import it to register, and the
+package (``lower/__init__.py``) imports the families, so no module imports one that imports it back.
+"""
+from __future__ import annotations
+
+from ..errors import TinyfuseError
+
+LOWERINGS = {}
+VARIANTS: dict[str, list[tuple[str, object]]] = {}   # anchor op -> [(variant, lowering)]
+FEATURES = {"arm_mve": "mve", "arm_dsp": "dsp"}      # variant -> Target flag, most capable first
+KERNEL_CHOICES = ("auto", "ref", *FEATURES)
+
+
+class Unsupported(Exception):
+    """A kernel variant declines a group; the message says why (logged, then the next variant)."""
+
+
+def lowering(*ops: str):
+    """Register the portable lowering of ``ops`` (anchor op names, or ``elemwise``)."""
+    def deco(fn):
+        for op in ops:
+            LOWERINGS[op] = fn
+        return fn
+    return deco
+
+
+def variant(name: str, *ops: str):
+    """Register a target-specific lowering of ``ops`` (same signature as a @lowering)."""
+    assert name in FEATURES, name
+
+    def deco(fn):
+        for op in ops:
+            VARIANTS.setdefault(op, []).append((name, fn))
+            VARIANTS[op].sort(key=lambda v: list(FEATURES).index(v[0]))
+        return fn
+    return deco
+
+
+def kernel_variants(target, kernels: str = "auto") -> tuple[str, ...]:
+    """The variants lowering may use for ``target`` (a Target or None for host), best first.
+    ``kernels``: auto (all the target has), ref (none) or one variant name."""
+    if kernels not in KERNEL_CHOICES:
+        raise TinyfuseError(f"--kernels {kernels}: choose one of {', '.join(KERNEL_CHOICES)}")
+    have = tuple(v for v, flag in FEATURES.items() if target is not None and getattr(target, flag))
+    if kernels in ("auto", "ref"):
+        return have if kernels == "auto" else ()
+    if kernels not in have:
+        raise TinyfuseError(f"--kernels {kernels}: target {getattr(target, 'name', 'host')} has no "
+                            f"{FEATURES[kernels]} feature")
+    return (kernels,)
