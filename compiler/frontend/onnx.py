@@ -22,7 +22,7 @@ from onnx import helper, numpy_helper
 
 from .. import ops  # noqa: F401  (registers the ops)
 from ..errors import TinyfuseError
-from ..ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call
+from ..ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call, get_op
 from ..ir.types import C_TYPES
 from . import onnx_ops  # noqa: F401  (registers the converters)
 from .onnx_quant import MS_DOMAIN_OPS  # registers the quantization converters
@@ -197,8 +197,8 @@ def convert_node(node: Node, args: list[Expr | None]) -> list[Expr]:
 
 
 def storage_root(e: Expr) -> Expr:
-    """The value whose memory ``e`` lives in (reshapes are views)."""
-    while isinstance(e, Call) and e.op == "reshape":
+    """The value whose memory ``e`` lives in (through views: OpDef.is_view, a reshape)."""
+    while isinstance(e, Call) and get_op(e.op).is_view:
         e = e.args[0]
     return e
 

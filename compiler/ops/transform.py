@@ -10,6 +10,7 @@ from ..ir.types import TensorType
 class Reshape(OpDef):
     """reshape(x, newshape): ``newshape`` fully resolved (the frontend handles ONNX 0 / -1)."""
     name, pattern, num_inputs = "reshape", OpPattern.INJECTIVE, 1
+    is_view, strided_view, moves_data = True, True, True
     attrs = {"newshape": ()}
 
     def infer(self, args, attrs):
@@ -26,6 +27,7 @@ class Reshape(OpDef):
 @register_op
 class Transpose(OpDef):
     name, pattern, num_inputs = "transpose", OpPattern.INJECTIVE, 1
+    strided_view, moves_data = True, True
     attrs = {"axes": ()}
 
     def infer(self, args, attrs):
