@@ -28,7 +28,7 @@ def kernel_rows(result, target=None) -> list[dict]:
         k, call = s.kernel, s.call
         consts = _constants(call.op) if call is not None else 0
         moved = sum(p.nbytes for p in k.params) + k.out.nbytes + consts
-        plan = getattr(k, "plan", None)
+        plan = k.plan
         if plan is not None:
             moved += 2 * sum(plan.evaluations[:-1])
         rule = ""
@@ -53,7 +53,7 @@ def _constants(fn: Function) -> int:
 
 def _instructions(kernel, call, target=None) -> float:
     """Cost-model instructions of one kernel (conv families; others: 4 per output element)."""
-    plan = getattr(kernel, "plan", None)
+    plan = kernel.plan
     if plan is not None:
         from ..cost.analytical import chain_estimate
         return chain_estimate(plan, target).fused.instructions
