@@ -60,6 +60,11 @@ class OpDef:
     def compute(self, *args: np.ndarray, **attrs) -> np.ndarray:
         raise NotImplementedError
 
+    def is_identity(self, node: Call) -> bool:
+        """True when ``node`` (a Call of this op) returns its first operand unchanged, so
+        eliminate_dead_code may drop it (a clip without bounds, a reshape to the same shape)."""
+        return False
+
 
 OPS: dict[str, OpDef] = {}
 

@@ -69,6 +69,9 @@ class Clip(Unary):
     def f(x, a_min, a_max):
         return np.clip(x, -np.inf if a_min is None else a_min, np.inf if a_max is None else a_max)
 
+    def is_identity(self, node):
+        return node.attrs["a_min"] is None and node.attrs["a_max"] is None
+
 
 @register_op
 class LeakyRelu(Unary):

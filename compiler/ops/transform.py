@@ -23,6 +23,9 @@ class Reshape(OpDef):
     def compute(self, x, newshape):
         return x.reshape(newshape)
 
+    def is_identity(self, node):
+        return node.args[0].ty.shape == node.ty.shape
+
 
 @register_op
 class Transpose(OpDef):
@@ -39,6 +42,9 @@ class Transpose(OpDef):
 
     def compute(self, x, axes):
         return np.ascontiguousarray(x.transpose(axes))
+
+    def is_identity(self, node):
+        return tuple(node.attrs["axes"]) == tuple(range(node.ty.ndim))
 
 
 @register_op

@@ -183,3 +183,20 @@ def test_the_scan_catches_an_unregistered_op(tmp_path):
     bad.write_text('def unary(op):\n    return lambda x: call(op, x)\n\n\nCONVERTERS = {"Dense": unary("qnn.dense")}\n')
     found, unresolved = emitted_ops(bad)
     assert found == {"qnn.dense"} and unresolved == [] and found - set(OPS) == {"qnn.dense"}
+
+
+def test_is_identity_drives_eliminate_dead_code():
+    from tinyfuse.ir import Function, IRModule, TensorType, Var, call, iter_calls
+    from tinyfuse.passes.eliminate_dead_code import eliminate_dead_code
+    x = Var("x", TensorType((1, 2, 3), "float32"))
+    keep = [call("transpose", x, axes=(0, 2, 1)), call("clip", x, a_max=6.0), call("reshape", x, newshape=(2, 3))]
+    drop = [call("transpose", x, axes=(0, 1, 2)), call("clip", x), call("reshape", x, newshape=(1, 2, 3))]
+    assert [OPS[c.op].is_identity(c) for c in keep + drop] == [False] * 3 + [True] * 3
+    assert not OPS["nn.relu"].is_identity(call("nn.relu", x))
+    y = call("nn.relu", drop[0])
+    for e in drop[1:] + keep:
+        y = call("add", y, call("reshape", e, newshape=(1, 2, 3)) if e.ty.shape != (1, 2, 3) else e)
+    mod = eliminate_dead_code(IRModule(Function((x,), y), "m", ("y",)))
+    ops = [c.op for c in iter_calls(mod.main)]
+    # the kept three remain (the transpose and the (2, 3) reshape behind a reshape back), the dropped go
+    assert sorted(ops) == sorted(["nn.relu"] + ["add"] * 5 + ["transpose", "clip"] + ["reshape"] * 3)
