@@ -92,13 +92,6 @@ class CompileOptions:
         """Whether lowering may use ``variant`` (arm_dsp, arm_mve)."""
         return variant in self.variants
 
-    def kernel_variant(self, op: str) -> str:
-        """The variant whose kernel lowering tries first for an anchor ``op`` (e.g. 'qnn.conv2d'): the
-        first allowed variant registered for it in ``tinyfuse.lower.VARIANTS``, else 'ref'. (A variant
-        may still decline one group, e.g. an unsupported epilogue; then lowering falls back to ref.)"""
-        from .lower import VARIANTS
-        return next((v for v, _ in VARIANTS.get(op, []) if v in self.variants), "ref")
-
     @property
     def chain_dsp(self) -> bool:
         """Whether poly-fused chains run their stages with the DSP (SMLAD) bodies (fused_chain/arm_dsp)."""

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..lower.registry import first_variant
+
 # instructions per MAC by (family, variant): cortex-m4 measurements (qemu instruction counts)
 IPM = {
     ("conv", "ref"): 7.4, ("dw", "ref"): 15.3, ("pw", "ref"): 6.6,
@@ -105,10 +107,10 @@ def conv_bytes(geo, weights: bool = True) -> int:
 def chain_estimate(plan, options) -> ChainEstimate:
     """Fused vs unfused estimate of a ``linebuf.ChainPlan`` under ``options`` (a CompileOptions): the
     fused kernel with DSP stages when ``options.chain_dsp``, the members unfused as the conv variant
-    lowering would pick (``options.kernel_variant('qnn.conv2d')``), the target's roofline."""
+    lowering would pick (``lower.registry.first_variant``), the target's roofline."""
     target = options.target
     fused_variant = "fused_chain_dsp" if options.chain_dsp else "fused_chain"
-    unfused_variant = options.kernel_variant("qnn.conv2d")
+    unfused_variant = first_variant("qnn.conv2d", options.variants)
     fused_insns = unf_insns = 0.0
     fused_bytes = unf_bytes = 0
     regs = 0

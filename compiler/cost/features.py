@@ -22,13 +22,14 @@ import math
 
 import numpy as np
 
-from ..ir import Call, Constant, Function, Var, post_order
+from ..ir import Call, Constant, Function, Var, get_op, post_order
+from ..ops import ops_where
 from ..ops.conv_geom import conv_group
 
 VARIANTS = ("ref", "arm_dsp", "arm_mve", "fused_chain", "inplace_dw_plane", "inplace_pixel")
 FAMILIES = ("conv", "dw", "pw", "dense", "pool", "softmax", "elemwise", "other")
-OP_KINDS = ("qnn.conv2d", "qnn.dense", "qnn.matmul", "qnn.add", "qnn.requantize", "add", "clip", "qnn.avg_pool2d",
-            "qnn.max_pool2d", "qnn.softmax", "nn.conv2d", "nn.dense", "other")
+FAMILY_PRIORITY = ("dense", "pool", "softmax")   # a group holding an op of one of these families is of it
+OP_KINDS = ops_where(lambda d: d.cost_feature) + ("other",)   # OpDef.cost_feature, sorted; then the rest
 NUMERIC = ("log_macs", "log_out_elems", "log_in_bytes", "log_w_bytes", "log_out_bytes", "log_reuse",
            "log_scratch", "recompute", "log_tile_w", "ntiles", "stages", "log_oh", "log_ow", "log_k", "log_taps",
            "log_cg", "stride", "log_analytical", "live_regs", "n_ops")
@@ -102,11 +103,11 @@ def _family(fn: Function, ops: list[str]) -> str:
     g = conv_group(fn)
     if g is not None:
         return g[2].family
-    for o, fam in (("dense", "dense"), ("matmul", "dense"), ("pool", "pool"), ("softmax", "softmax")):
-        if any(o in op for op in ops):
+    families = {get_op(op).cost_family for op in ops}      # OpDef.cost_family
+    for fam in FAMILY_PRIORITY:
+        if fam in families:
             return fam
-    return "elemwise" if ops and all(op in ("add", "qnn.add", "clip", "qnn.requantize", "multiply") for op in ops) \
-        else "other"
+    return "elemwise" if families == {"elemwise"} else "other"
 
 
 def _geoms(fn: Function) -> list:

@@ -15,80 +15,20 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
 from .. import ops  # noqa: F401  (registers the ops)
-from ..errors import TinyfuseError, node_error
+from ..errors import TinyfuseError
 from ..ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call, get_op
 from ..ir.types import C_TYPES
+from . import onnx_ops  # noqa: F401  (registers the converters)
+from .onnx_quant import MS_DOMAIN_OPS  # registers the quantization converters
+from .onnx_registry import CONVERTERS, Node, shown
 
 MIN_OPSET = 13
-
-
-class Node:
-    """What a converter sees of one ONNX node: name, op type, attributes, opset, and errors."""
-
-    def __init__(self, proto: onnx.NodeProto, opset: int):
-        self.proto, self.opset = proto, opset
-        self.name = shown(proto.name or (proto.output[0] if proto.output else proto.op_type))
-        self.op_type = proto.op_type
-        self.attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
-
-    def attr(self, key, default=None):
-        v = self.attrs.get(key, default)
-        return v.decode() if isinstance(v, bytes) else v
-
-    def error(self, problem: str, hint: str = "") -> TinyfuseError:
-        return node_error(self.name, shown(self.op_type), self.opset, problem, hint)
-
-
-CONVERTERS: dict[str, Callable] = {}
-
-
-def converter(*op_types: str):
-    def deco(fn):
-        for t in op_types:
-            CONVERTERS[t] = fn
-        return fn
-    return deco
-
-
-def weight_value(node: Node, e: Expr | None, what: str) -> np.ndarray:
-    """The stored array of a weight that is a constant or ``qnn.dequantize(constant)`` (QDQ int8)."""
-    if isinstance(e, Call) and e.op == "qnn.dequantize" and isinstance(e.args[0], Constant):
-        return e.args[0].value
-    return const_value(node, e, what)
-
-
-def with_weight_value(e: Expr, value: np.ndarray, dtype=np.float32) -> Expr:
-    """``e`` (as accepted by weight_value) holding ``value`` instead: a float Constant, or the same
-    dequantize around the new int8 constant."""
-    if isinstance(e, Call) and e.op == "qnn.dequantize":
-        return call("qnn.dequantize", Constant(value, e.args[0].name), span=e.span, **e.attrs)
-    return Constant(value.astype(dtype) if value.dtype != dtype else value, getattr(e, "name", ""))
-
-
-def const_value(node: Node, e: Expr | None, what: str) -> np.ndarray:
-    if isinstance(e, Call) and e.op == "qnn.dequantize" and isinstance(e.args[0], Constant):
-        return get_op(e.op).compute(e.args[0].value, **e.attrs)   # a parameter QDQ-quantized as a weight
-    if not isinstance(e, Constant):
-        raise node.error(f"{what} must be a constant (initializer), got a computed tensor",
-                         "fold it before export or feed it as an initializer")
-    return e.value
-
-
-def optional_arg(args: list, i: int) -> Expr | None:
-    """The i-th input, or None when it is absent or given as the empty name."""
-    return args[i] if len(args) > i else None
-
-
-def shown(name: str) -> str:
-    """A model-supplied name as it may appear in a one-line message (control characters escaped)."""
-    return name if name.isprintable() else name.encode("unicode_escape").decode("ascii")
 
 
 MAX_TENSOR_BYTES = 2**31 - 1   # generated C indexes with int; no MCU has more RAM anyway
@@ -257,8 +197,8 @@ def convert_node(node: Node, args: list[Expr | None]) -> list[Expr]:
 
 
 def storage_root(e: Expr) -> Expr:
-    """The value whose memory ``e`` lives in (reshapes are views)."""
-    while isinstance(e, Call) and e.op == "reshape":
+    """The value whose memory ``e`` lives in (through views: OpDef.is_view, a reshape)."""
+    while isinstance(e, Call) and get_op(e.op).is_view:
         e = e.args[0]
     return e
 
@@ -319,6 +259,3 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
     body = outputs[0] if len(outputs) == 1 else Tuple(tuple(outputs))
     return IRModule(Function(tuple(params), body), name, tuple(o.name for o in model.graph.output))
 
-
-from . import onnx_ops, onnx_quant  # noqa: E402,F401  (register the converters)
-from .onnx_quant import MS_DOMAIN_OPS  # noqa: E402

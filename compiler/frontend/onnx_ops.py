@@ -9,7 +9,7 @@ import numpy as np
 from onnx import numpy_helper
 
 from ..ir import Call, Constant, Expr, call
-from .onnx import CONVERTERS, Node, const_value, converter, optional_arg, weight_value, with_weight_value
+from .onnx_registry import CONVERTERS, Node, const_value, converter, optional_arg, weight_value, with_weight_value
 
 
 # ----------------------------------------------------------------------------------------- helpers

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Constant, Expr, call
-from .onnx import CONVERTERS, Node, const_value, converter
+from .onnx_registry import CONVERTERS, Node, const_value, converter
 
 QUANT_DTYPES = ("int8", "uint8", "int32")
 MS_DOMAIN_OPS = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearSoftmax", "QGemm",

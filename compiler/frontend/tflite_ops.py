@@ -17,9 +17,9 @@ import numpy as np
 from ..ir import Constant, Expr, call
 from . import tflite_int8 as i8
 from .onnx import sanitize
-from .tflite import (CONVERTERS, TO_NCHW, TO_NHWC, Graph, Op, Tensor, S, _names, activation, constant,
-                     converter, dequantize, finish, is_int8, real, reshape, transpose)
 from .tflite_int8 import F32
+from .tflite_registry import (CONVERTERS, TO_NCHW, TO_NHWC, Graph, Op, S, Tensor, _names, activation, constant,
+                              converter, dequantize, finish, is_int8, real, reshape, transpose)
 
 
 # ----------------------------------------------------------------------------------------- helpers

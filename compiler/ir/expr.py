@@ -7,7 +7,7 @@ pass that builds an ill-typed Call fails at the line that built it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Iterator
 
 import numpy as np
 
@@ -142,32 +142,6 @@ def users(roots) -> dict[int, list[Expr]]:
         for k in kids:
             out.setdefault(id(k), []).append(node)
     return out
-
-
-def with_new_operands(node: Expr, memo: dict[int, Expr]) -> Expr:
-    """``node`` over the rewritten operands ``memo[id(operand)]``: the node itself when none changed,
-    else a re-typed copy. The default step of every bottom-up rewrite."""
-    from .op import rebuild_call
-
-    if isinstance(node, Call):
-        args = tuple(memo[id(a)] for a in node.args)
-        return node if all(a is b for a, b in zip(args, node.args)) else rebuild_call(node, args)
-    if isinstance(node, Tuple):
-        fields = tuple(memo[id(f)] for f in node.fields)
-        return node if all(a is b for a, b in zip(fields, node.fields)) else Tuple(fields)
-    return node
-
-
-def rewrite(func: Function, visit: Callable[[Expr, Expr], Expr | None]) -> Function:
-    """Rebuild ``func`` bottom-up. ``visit(node, orig)`` sees each node with already-rewritten operands
-    (and the original node, for questions about the input graph such as its users) and returns a
-    replacement or None to keep it. Calls are re-typed when their operands changed."""
-    memo: dict[int, Expr] = {}
-    for node in post_order(func.body):
-        new = with_new_operands(node, memo)
-        r = visit(new, node)
-        memo[id(node)] = new if r is None else r
-    return Function(func.params, memo[id(func.body)], dict(func.attrs))
 
 
 def iter_calls(func: Function) -> Iterator[Call]:

@@ -2,8 +2,11 @@
 
 An entry is a subclass of :class:`OpDef` decorated with :func:`register_op` (see ``compiler/ops/``):
 its attributes and defaults, the type relation (``infer``), the fusion kind (``pattern``), the numpy
-reference (``compute``, the interpreter's oracle) and, for element-wise ops, the name of the C
-expression macro in ``codegen_templates/elemwise.c.j2``.
+reference (``compute``, the interpreter's oracle), for element-wise ops the name of the C
+expression macro in ``codegen_templates/elemwise.c.j2``, and the facts passes and the cost model
+ask about an op (class attributes below, e.g. ``lut``, ``is_view``, ``cost_family``). Passes derive
+their op sets from these with ``tinyfuse.ops.ops_where`` instead of keeping lists of op names.
+The kernel of an op is registered by anchor op name in ``tinyfuse.lower.registry.LOWERINGS``.
 """
 from __future__ import annotations
 
@@ -37,11 +40,30 @@ class OpDef:
     num_inputs: int | None = None   # None: variadic
     c_expr: str | None = None       # element-wise ops: macro name in elemwise.c.j2
 
+    # Facts other modules read (each names its reader); the defaults are "no".
+    is_view: bool = False           # same bytes, new shape (reshape): no kernel, no buffer (fuse_ops, memory)
+    strided_view: bool = False      # a no-copy strided index map of its input (ops/view.py); fold_views
+                                    # folds chains of them into the reader's index map
+    reads_views: bool = False       # reads its operands through such index maps (a_view/b_view; fold_views)
+    clamps: bool = False            # clamps its input (relu, clip): legalize_qdq makes it the output clamp
+    moves_data: bool = False        # selects/moves elements without arithmetic and legalize_qdq runs it on
+                                    # the int8 tensor unchanged (reshape, transpose, max pool)
+    lut: bool = False               # unary float op whose int8 form is a 256-entry table (legalize_qdq → qnn.lut)
+    accumulates: bool = False       # int8 products summed in an int32 accumulator (check_overflow)
+    horizontal: str | None = None   # sibling kind fuse_horizontal merges over a shared input ("conv", "matmul")
+    cost_feature: bool = False      # has its own count column ``op=<name>`` in cost.features (else ``op=other``)
+    cost_family: str | None = None  # the kernel family cost.features names for a group holding it
+
     def infer(self, args: list[TensorType], attrs: dict) -> TensorType:
         raise NotImplementedError
 
     def compute(self, *args: np.ndarray, **attrs) -> np.ndarray:
         raise NotImplementedError
+
+    def is_identity(self, node: Call) -> bool:
+        """True when ``node`` (a Call of this op) returns its first operand unchanged, so
+        eliminate_dead_code may drop it (a clip without bounds, a reshape to the same shape)."""
+        return False
 
 
 OPS: dict[str, OpDef] = {}

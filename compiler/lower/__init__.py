@@ -1,14 +1,12 @@
 """Fused group (a Primitive Function) → Kernel: isl statements + jinja2 bodies → a C function.
 
-Each kernel family registers a lowering for its anchor op in LOWERINGS; groups without an anchor
-(element-wise chains) use ``elemwise``. That lowering is the portable one (``ref``, C99).
-
-Faster variants for some targets register in VARIANTS (``@variant("arm_dsp", "qnn.conv2d")``), same
-signature; each needs a target feature (``tinyfuse.options.FEATURES``: arm_dsp → Target.dsp, arm_mve →
-Target.mve; ``CompileOptions.variants`` is the resolved set) and
-raises :class:`Unsupported` with a reason for a group it does not handle (dtype, layout, epilogue
-shape). lower_group tries the variants the target has, most capable first, and falls back to ``ref``,
-logging why (logger ``tinyfuse.lower``). ``--kernels ref`` (no variants) forces the portable kernels.
+The tables live in ``lower/registry.py`` (LOWERINGS: the portable ``ref`` lowering per anchor op,
+``elemwise`` for groups without an anchor; VARIANTS: target-specific lowerings, each needing a target
+feature (``tinyfuse.options.FEATURES``: arm_dsp → Target.dsp, arm_mve → Target.mve;
+``CompileOptions.variants`` is the resolved set) and raising :class:`Unsupported` with a reason for a
+group it does not handle). Importing this package imports every kernel family, which registers itself
+there. lower_group tries the allowed variants, most capable first, and falls back to ``ref``, logging
+why (logger ``tinyfuse.lower``). ``--kernels ref`` (no variants) forces the portable kernels.
 """
 from __future__ import annotations
 
@@ -17,37 +15,14 @@ import logging
 from ..codegen.templates import template
 from ..errors import TinyfuseError
 from ..ir import Function, Var
-from ..options import FEATURES, CompileOptions
+from ..options import FEATURES, KERNEL_CHOICES, CompileOptions  # noqa: F401  (re-exported)
+from . import concat, conv2d, elemwise, matmul, pad, pool, qsoftmax, reduce, softmax  # noqa: F401  (register the families)
+from . import conv2d_arm, matmul_arm  # noqa: F401  (SIMD variants)
+from . import batch_matmul, horizontal, horizontal_arm, layer_norm, view  # noqa: F401  (transformer ops, horizontal fusion)
 from .kernel import ConstPool, Epilogue, Kernel, split_group
+from .registry import LOWERINGS, VARIANTS, Unsupported, lowering, variant  # noqa: F401  (re-exported)
 
 log = logging.getLogger("tinyfuse.lower")
-
-LOWERINGS = {}
-VARIANTS: dict[str, list[tuple[str, object]]] = {}   # anchor op -> [(variant, lowering)]
-
-
-class Unsupported(Exception):
-    """A kernel variant declines a group; the message says why (logged, then the next variant)."""
-
-
-def lowering(*ops: str):
-    def deco(fn):
-        for op in ops:
-            LOWERINGS[op] = fn
-        return fn
-    return deco
-
-
-def variant(name: str, *ops: str):
-    """Register a target-specific lowering of ``ops`` (same signature as a @lowering)."""
-    assert name in FEATURES, name
-
-    def deco(fn):
-        for op in ops:
-            VARIANTS.setdefault(op, []).append((name, fn))
-            VARIANTS[op].sort(key=lambda v: list(FEATURES).index(v[0]))
-        return fn
-    return deco
 
 
 def lower_group(fn: Function, name: str, pool: ConstPool, options: CompileOptions) -> Kernel:
@@ -104,7 +79,3 @@ def _finish(kernel: Kernel, fn: Function, anchor, epilogue_ops, name: str) -> Ke
         scratch=kernel.scratch_bytes)
     return kernel
 
-
-from . import concat, conv2d, elemwise, matmul, pad, pool, qsoftmax, reduce, softmax  # noqa: E402,F401  (register the families)
-from . import conv2d_arm, matmul_arm  # noqa: E402,F401  (SIMD variants)
-from . import batch_matmul, horizontal, horizontal_arm, layer_norm, view  # noqa: E402,F401  (transformer ops, horizontal fusion)

@@ -17,8 +17,8 @@ from ..ops.batch_matmul import logical_shapes
 from ..ops.view import contiguous
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Kernel, affine, flat_index
+from .registry import lowering
 
 
 def _reader(e, view, pool, epi, batch_out: int):

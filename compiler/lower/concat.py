@@ -4,8 +4,8 @@ from ..codegen.templates import template
 from ..ir import Constant
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Kernel, affine, flat_index
+from .registry import lowering
 
 
 @lowering("concatenate")

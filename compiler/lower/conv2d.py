@@ -5,8 +5,8 @@ from ..codegen.templates import template
 from ..ops.conv import Conv2D
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Kernel, affine, flat_index
+from .registry import lowering
 
 
 @lowering("nn.conv2d", "qnn.conv2d")

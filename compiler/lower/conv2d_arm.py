@@ -14,8 +14,8 @@ from __future__ import annotations
 from ..codegen.templates import template
 from ..ops.conv_geom import ConvGeom
 from ..poly import Statement, loops_to_c
-from . import variant
 from .kernel import Kernel, affine, flat_index
+from .registry import variant
 from .simd import (HEADERS, check_flat_operands, check_int8_anchor, fold_offset, offset_fold, pad_k, require,
                    swap_middle_pairs)
 

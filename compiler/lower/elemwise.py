@@ -4,8 +4,8 @@ place over a same-shape input when the planner allows) and transposes."""
 from ..codegen.templates import template
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Kernel, flat_index
+from .registry import lowering
 
 
 def _dims(shape):

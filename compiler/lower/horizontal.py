@@ -13,12 +13,12 @@ element-wise siblings: one statement per element of x computing every branch (x 
 import numpy as np
 
 from ..codegen.templates import template
-from ..ir import Call, Function, post_order
+from ..ir import Call, Function, get_op, post_order
 from ..ops.conv import Conv2D
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Epilogue, Kernel, affine, flat_index
+from .registry import lowering
 
 
 def _branch_epilogues(anchor: Call, epi, pool):
@@ -47,7 +47,7 @@ def lower_horizontal(fn, anchor, epi, pool, name) -> Kernel:
     t = template("horizontal/ref.c.j2").module
     x_name = epi.param_names[id(anchor.args[0])]
     fused = next((c for c in post_order(anchor.attrs["branches"].fn.body)
-                  if isinstance(c, Call) and c.op in ("nn.matmul", "qnn.matmul", "nn.conv2d", "qnn.conv2d")), None)
+                  if isinstance(c, Call) and get_op(c.op).horizontal), None)    # the fused (q)nn conv2d / matmul
     if fused is None:
         return _elemwise(fn, anchor, branches, t, name)
     ctype = fused.ty.ctype

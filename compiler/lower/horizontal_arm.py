@@ -14,8 +14,8 @@ between them. A branch without such a variant makes the whole group decline (→
 """
 from __future__ import annotations
 
-from . import VARIANTS, Unsupported, variant
 from .kernel import Epilogue, Kernel, split_group
+from .registry import VARIANTS, Unsupported, variant
 
 
 def _indent(text: str, n: int) -> list[str]:

@@ -34,6 +34,7 @@ class Kernel:
     code: str = ""                  # the whole C function, filled by lower_group
     variant: str = "ref"            # kernel variant: ref (portable C), arm_dsp, arm_mve (lower.VARIANTS)
     headers: list[str] = field(default_factory=list)   # runtime_c headers the body needs (emitted beside)
+    plan: object = None             # fused_chain kernels: their tinyfuse.poly.linebuf.ChainPlan (memory report)
 
 
 class ConstPool:

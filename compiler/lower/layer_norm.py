@@ -14,8 +14,8 @@ from ..codegen.templates import c_literal, template
 from ..ir import Constant
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Kernel, broadcast_index, flat_index
+from .registry import lowering
 
 
 def _double(v: float) -> str:

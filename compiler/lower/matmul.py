@@ -7,8 +7,8 @@ from ..codegen.templates import template
 from ..ir import Constant
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Kernel, flat_index
+from .registry import lowering
 
 
 def _batch_index(shape: tuple[int, ...], batch: list[str]) -> list[str]:

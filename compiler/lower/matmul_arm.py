@@ -11,9 +11,9 @@ import numpy as np
 from ..codegen.templates import template
 from ..ir import Constant
 from ..poly import loops_to_c
-from . import variant
 from .conv2d_arm import blocked_statements
 from .kernel import Kernel, affine, flat_index
+from .registry import variant
 from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require
 
 

@@ -4,8 +4,8 @@ x[out - before]. Negative pads crop: the interior just starts/ends inside x."""
 from ..codegen.templates import c_literal, template
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Kernel, affine, flat_index
+from .registry import lowering
 
 
 @lowering("nn.pad")

@@ -6,8 +6,8 @@ import numpy as np
 from ..codegen.templates import c_literal, template
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Kernel, affine, flat_index
+from .registry import lowering
 
 
 def window_counts(H, W, attrs, oh, ow):

@@ -7,8 +7,8 @@ import numpy as np
 
 from .. import quant
 from ..codegen.templates import template
-from . import lowering
 from .kernel import Kernel
+from .registry import lowering
 
 
 def _double(v: float) -> str:

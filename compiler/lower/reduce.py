@@ -5,8 +5,8 @@ import numpy as np
 from ..codegen.templates import c_literal, template
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Kernel, flat_index
+from .registry import lowering
 
 
 @lowering("mean")

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..codegen.emit import SIMD_HEADER
 from ..ir import Call, Constant, Var
-from . import Unsupported
+from .registry import Unsupported
 
 HEADERS = [SIMD_HEADER]
 

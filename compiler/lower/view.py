@@ -3,8 +3,8 @@ the slice in place, see passes/fold_views.py)."""
 from ..codegen.templates import template
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from . import lowering
 from .kernel import Kernel, affine, flat_index
+from .registry import lowering
 
 
 @lowering("slice_axis")

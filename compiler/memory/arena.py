@@ -71,8 +71,7 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
         elif isinstance(node, Call):          # a view (reshape): same memory as its argument
             root[id(node)] = root[id(node.args[0])]
     outputs = [root[id(o)] for o in func.outputs if id(o) in root]
-    g = KernelGraph(sizes, nodes, [root[id(p)] for p in func.params], outputs)
-    g.root = root            # id(expr) -> value name (views resolved)
+    g = KernelGraph(sizes, nodes, [root[id(p)] for p in func.params], outputs, root)
     return g, calls
 
 

@@ -72,6 +72,7 @@ class KernelGraph:
     nodes: list[Node]             # a topological order (the fallback order)
     inputs: list[str]             # model inputs (live from the start)
     outputs: list[str]            # model outputs (live to the end)
+    root: dict[int, str] = field(default_factory=dict)   # id(expr) -> value name, views resolved (memory.arena)
 
 
 @dataclass

@@ -40,6 +40,7 @@ def logical_shapes(args: list[TensorType], attrs) -> tuple[tuple, tuple, tuple]:
 
 class _BatchMatMul(OpDef):
     pattern, num_inputs = OpPattern.OUT_ELEMWISE_FUSABLE, 2
+    reads_views, cost_family = True, "dense"
     out_dtype = None
 
     def infer(self, args, attrs):

@@ -27,6 +27,7 @@ def from_nchw(x, layout):
 @register_op
 class Conv2D(OpDef):
     name, pattern, num_inputs = "nn.conv2d", OpPattern.OUT_ELEMWISE_FUSABLE, 2
+    horizontal, cost_feature = "conv", True   # cost family: from the geometry (cost.analytical.family)
     attrs = {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
              "data_layout": "NCHW", "kernel_layout": "OIHW"}
 

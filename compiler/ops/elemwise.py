@@ -54,6 +54,7 @@ class Copy(Unary):
 @register_op
 class Relu(Unary):
     name, c_expr = "nn.relu", "relu"
+    clamps = True
     f = staticmethod(lambda x: np.maximum(x, 0))
 
 
@@ -61,16 +62,21 @@ class Relu(Unary):
 class Clip(Unary):
     """clip(x, a_min, a_max); a bound of None is absent (ONNX Clip-13 with an empty input)."""
     name, c_expr = "clip", "clip"
+    clamps, cost_feature, cost_family = True, True, "elemwise"
     attrs = {"a_min": None, "a_max": None}
 
     @staticmethod
     def f(x, a_min, a_max):
         return np.clip(x, -np.inf if a_min is None else a_min, np.inf if a_max is None else a_max)
 
+    def is_identity(self, node):
+        return node.attrs["a_min"] is None and node.attrs["a_max"] is None
+
 
 @register_op
 class LeakyRelu(Unary):
     name, c_expr = "nn.leaky_relu", "leaky_relu"
+    lut = True
     attrs = {"alpha": 0.01}
     f = staticmethod(lambda x, alpha: np.where(x >= 0, x, x * alpha))
 
@@ -78,12 +84,14 @@ class LeakyRelu(Unary):
 @register_op
 class Sigmoid(Unary):
     name, c_expr = "sigmoid", "sigmoid"
+    lut = True
     f = staticmethod(lambda x: 1.0 / (1.0 + np.exp(-x)))
 
 
 @register_op
 class Tanh(Unary):
     name, c_expr = "tanh", "tanh"
+    lut = True
     f = staticmethod(np.tanh)
 
 
@@ -91,6 +99,7 @@ class Tanh(Unary):
 class HardSigmoid(Unary):
     """max(0, min(1, alpha*x + beta)) (ONNX HardSigmoid-6)."""
     name, c_expr = "hard_sigmoid", "hard_sigmoid"
+    lut = True
     attrs = {"alpha": 0.2, "beta": 0.5}
     f = staticmethod(lambda x, alpha, beta: np.clip(alpha * x + beta, 0, 1))
 
@@ -99,12 +108,14 @@ class HardSigmoid(Unary):
 class HardSwish(Unary):
     """x * max(0, min(1, x/6 + 1/2)) (ONNX HardSwish-14)."""
     name, c_expr = "hard_swish", "hard_swish"
+    lut = True
     f = staticmethod(lambda x: x * np.clip(x / 6.0 + 0.5, 0, 1))
 
 
 @register_op
 class Add(Binary):
     name, c_expr = "add", "add"
+    cost_feature, cost_family = True, "elemwise"
     f = staticmethod(np.add)
 
 
@@ -117,6 +128,7 @@ class Subtract(Binary):
 @register_op
 class Multiply(Binary):
     name, c_expr = "multiply", "multiply"
+    cost_family = "elemwise"
     f = staticmethod(np.multiply)
 
 

@@ -27,6 +27,7 @@ def gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
 @register_op
 class Gelu(Unary):
     name, c_expr = "nn.gelu", "gelu"
+    lut = True
     attrs = {"approximate": "none"}
     f = staticmethod(gelu)
 
@@ -34,4 +35,5 @@ class Gelu(Unary):
 @register_op
 class Erf(Unary):
     name, c_expr = "erf", "erf"
+    lut = True
     f = staticmethod(_erf)

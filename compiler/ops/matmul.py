@@ -16,6 +16,7 @@ def batch_shape(a: TensorType, b: TensorType) -> tuple[int, ...]:
 @register_op
 class MatMul(OpDef):
     name, pattern, num_inputs = "nn.matmul", OpPattern.OUT_ELEMWISE_FUSABLE, 2
+    horizontal, cost_family = "matmul", "dense"
 
     def infer(self, args, attrs):
         a, b = args

@@ -24,6 +24,7 @@ def pool_out_size(size: int, k: int, s: int, pb: int, pe: int, ceil_mode: bool) 
 
 class Pool2D(OpDef):
     pattern, num_inputs = OpPattern.OUT_ELEMWISE_FUSABLE, 1
+    cost_family = "pool"
     attrs = {"pool_size": (1, 1), "strides": (1, 1), "padding": (0, 0, 0, 0), "ceil_mode": False,
              "count_include_pad": False, "layout": "NCHW"}
 
@@ -66,6 +67,7 @@ class Pool2D(OpDef):
 @register_op
 class MaxPool2D(Pool2D):
     name = "nn.max_pool2d"
+    moves_data = True
 
 
 @register_op

@@ -66,6 +66,7 @@ class QConv2D(Conv2D):
     """int32 acc = Σ (x − input_zero_point) · w over the real (unpadded) taps (CMSIS-NN
     arm_convolve_s8 without its output stage). Weights int8, symmetric."""
     name = "qnn.conv2d"
+    accumulates = True
     attrs = {**Conv2D.attrs, "input_zero_point": 0}
 
     def infer(self, args, attrs):
@@ -81,6 +82,7 @@ class QConv2D(Conv2D):
 class QMatMul(OpDef):
     """int32 acc[..., n] = Σ_k (a[..., k] − input_zero_point) · b[k, n] (arm_fully_connected_s8 core)."""
     name, pattern, num_inputs = "qnn.matmul", OpPattern.OUT_ELEMWISE_FUSABLE, 2
+    accumulates, horizontal, cost_feature, cost_family = True, "matmul", True, "dense"
     attrs = {"input_zero_point": 0}
 
     def infer(self, args, attrs):
@@ -98,6 +100,7 @@ class Requantize(OpDef):
     """y = saturate(MBQM(x − input_zero_point, multiplier, shift) + output_zero_point): multiplier
     (Q31) and shift are int32 tensors broadcast against x (per-channel or per-tensor)."""
     name, c_expr, pattern, num_inputs = "qnn.requantize", "requantize", OpPattern.BROADCAST, 3
+    cost_feature, cost_family = True, "elemwise"
     attrs = {"input_zero_point": 0, "output_zero_point": 0, "rounding": "double", "out_dtype": "int8"}
 
     def infer(self, args, attrs):
@@ -114,6 +117,7 @@ class QAdd(OpDef):
     """TFLite reference int8 ADD (QUANT.md): both inputs rescaled to 2·max(s1, s2) with 20 bits of
     headroom, summed, requantized once. Parameters from ``quant.add_params``."""
     name, c_expr, pattern, num_inputs = "qnn.add", "qadd", OpPattern.BROADCAST, 2
+    cost_feature, cost_family = True, "elemwise"
     attrs = {"a_zero_point": 0, "b_zero_point": 0, "out_zero_point": 0,
              "m1": 0, "sh1": 0, "m2": 0, "sh2": 0, "mo": 0, "sho": 0}
 
@@ -159,6 +163,7 @@ class QSoftmax(OpDef):
     fallback below takes the softmax of the dequantized input in double and quantizes it with
     rounding half away from zero (within 1 LSB of TFLM's fixed point when the output is (1/256, -128))."""
     name, pattern, num_inputs = "qnn.softmax", OpPattern.OPAQUE, 1
+    cost_feature, cost_family = True, "softmax"
     attrs = {"axis": -1, "in_scale": 1.0, "in_zero_point": 0, "out_scale": 1.0 / 256, "out_zero_point": -128}
 
     def infer(self, args, attrs):
@@ -180,6 +185,7 @@ class QAvgPool2D(Pool2D):
     rounding half away from zero. Input and output share (scale, zero_point); padded taps and the
     ceil_mode tail are not counted (count_include_pad=0 only)."""
     name = "qnn.avg_pool2d"
+    cost_feature = True
 
     def infer(self, args, attrs):
         if attrs["count_include_pad"] and any(attrs["padding"]):

@@ -9,6 +9,7 @@ from ..ir.op import OpDef, OpPattern, register_op
 @register_op
 class Softmax(OpDef):
     name, pattern, num_inputs = "nn.softmax", OpPattern.OPAQUE, 1
+    cost_family = "softmax"
     attrs = {"axis": -1}
 
     def infer(self, args, attrs):

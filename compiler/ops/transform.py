@@ -10,6 +10,7 @@ from ..ir.types import TensorType
 class Reshape(OpDef):
     """reshape(x, newshape): ``newshape`` fully resolved (the frontend handles ONNX 0 / -1)."""
     name, pattern, num_inputs = "reshape", OpPattern.INJECTIVE, 1
+    is_view, strided_view, moves_data = True, True, True
     attrs = {"newshape": ()}
 
     def infer(self, args, attrs):
@@ -22,10 +23,14 @@ class Reshape(OpDef):
     def compute(self, x, newshape):
         return x.reshape(newshape)
 
+    def is_identity(self, node):
+        return node.args[0].ty.shape == node.ty.shape
+
 
 @register_op
 class Transpose(OpDef):
     name, pattern, num_inputs = "transpose", OpPattern.INJECTIVE, 1
+    strided_view, moves_data = True, True
     attrs = {"axes": ()}
 
     def infer(self, args, attrs):
@@ -37,6 +42,9 @@ class Transpose(OpDef):
 
     def compute(self, x, axes):
         return np.ascontiguousarray(x.transpose(axes))
+
+    def is_identity(self, node):
+        return tuple(node.attrs["axes"]) == tuple(range(node.ty.ndim))
 
 
 @register_op

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import Call, Constant, Function, IRModule, post_order, users
+from ..ops import ops_where
 
 INT32_LIMIT = 2**31
-ACCUMULATING = ("qnn.conv2d", "qnn.matmul")
+ACCUMULATING = ops_where(lambda d: d.accumulates)    # qnn.conv2d, qnn.matmul
 DTYPE_RANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}
 
 

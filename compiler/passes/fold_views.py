@@ -14,10 +14,11 @@ Only activation × activation matmuls with operands of rank >= 2 become ``nn.bat
 from __future__ import annotations
 
 from ..ir import Call, Constant, Expr, IRModule, OpPattern, call, get_op, rewrite, users
+from ..ops import ops_where
 from ..ops.view import contiguous, reshape_view, slice_view, transpose_view
 
-VIEW_OPS = ("reshape", "transpose", "slice_axis")
-READERS = ("nn.batch_matmul", "qnn.batch_matmul")
+VIEW_OPS = ops_where(lambda d: d.strided_view)    # reshape, transpose, slice_axis
+READERS = ops_where(lambda d: d.reads_views)      # nn.batch_matmul, qnn.batch_matmul
 
 
 def _is(e, *ops) -> bool:

@@ -30,15 +30,16 @@ import logging
 import numpy as np
 
 from ..ir import Call, Constant, Expr, Function, IRModule, OpPattern, Tuple, Var, call, get_op, post_order, users
-from ..ir.expr import with_new_operands
 from ..ir.op import rebuild_call
+from ..ir.rewrite import with_new_operands
+from ..ops import ops_where
 from ..ops.horizontal import Branches
 from .fold_views import reads_in_place
 
 log = logging.getLogger("tinyfuse.fuse_horizontal")
 
 VIEWS_ONLY = True      # the pipeline's policy (module docstring); tests may switch it off
-ANCHORS = {"nn.matmul": "matmul", "qnn.matmul": "matmul", "nn.conv2d": "conv", "qnn.conv2d": "conv"}
+ANCHORS = {op: get_op(op).horizontal for op in ops_where(lambda d: d.horizontal)}   # (q)nn.conv2d, (q)nn.matmul
 
 
 def _sibling_key(node: Call, x: Expr):

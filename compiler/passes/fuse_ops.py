@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from ..ir import Call, Constant, Expr, Function, IRModule, OpPattern, Tuple, Var, get_op, post_order, users
 from ..ir.op import rebuild_call
+from ..ops import ops_where
 
-VIEW_OPS = {"reshape"}
+VIEW_OPS = ops_where(lambda d: d.is_view)    # reshape
 
 
 def _fusable_into(kind: OpPattern) -> bool:

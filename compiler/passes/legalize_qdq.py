@@ -26,10 +26,11 @@ import numpy as np
 from .. import quant
 from ..errors import TinyfuseError
 from ..ir import Call, Constant, Expr, IRModule, call, get_op, rewrite, users
+from ..ops import ops_where
 
-ACTIVATIONS = ("nn.relu", "clip")
-LUT_OPS = ("sigmoid", "tanh", "hard_sigmoid", "hard_swish", "nn.leaky_relu", "nn.gelu", "erf")
-MOVE_OPS = ("reshape", "transpose", "nn.max_pool2d")
+ACTIVATIONS = ops_where(lambda d: d.clamps)       # relu, clip
+LUT_OPS = ops_where(lambda d: d.lut)              # sigmoid, tanh, hard_sigmoid, hard_swish, leaky_relu, gelu, erf
+MOVE_OPS = ops_where(lambda d: d.moves_data)      # reshape, transpose, max_pool2d
 
 
 def _is(e, *ops) -> bool:

@@ -37,7 +37,7 @@ import itertools
 import logging
 
 from ..ir import Call, Function, IRModule, Var, post_order, users
-from ..ir.expr import with_new_operands
+from ..ir.rewrite import with_new_operands
 from ..ops.conv_geom import conv_group
 from ..poly.chain import Unfusable, chain_of
 from ..poly.linebuf import analyze, prove

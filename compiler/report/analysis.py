@@ -62,7 +62,7 @@ def kernel_rows(result, target=None, measured: dict | None = None) -> list[dict]
     for i, s in enumerate(result.steps):
         k, call = s.kernel, s.call
         moved = sum(p.nbytes for p in k.params) + k.out.nbytes + flash[i]
-        plan = getattr(k, "plan", None)
+        plan = k.plan
         if plan is not None:
             moved += 2 * sum(plan.evaluations[:-1])
         rule = ""
@@ -80,7 +80,7 @@ def kernel_rows(result, target=None, measured: dict | None = None) -> list[dict]
 
 def _instructions(kernel, call, options) -> float:
     """Cost-model instructions of one kernel (conv families; others: 4 per output element + 2 per MAC)."""
-    plan = getattr(kernel, "plan", None)
+    plan = kernel.plan
     if plan is not None:
         from ..cost.analytical import chain_estimate
         return chain_estimate(plan, options).fused.instructions

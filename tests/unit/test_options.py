@@ -3,6 +3,7 @@ place where a target's dsp/mve features become kernel variants."""
 import pytest
 
 from tinyfuse.errors import TinyfuseError
+from tinyfuse.lower.registry import first_variant
 from tinyfuse.options import CompileOptions
 from tinyfuse.passes.pipeline import PASS_NAMES, PASSES
 from tinyfuse.targets import ARENA_ALIGN, TARGETS
@@ -11,7 +12,7 @@ from tinyfuse.targets import ARENA_ALIGN, TARGETS
 def test_host_is_the_host_target_with_no_simd_variants():
     o = CompileOptions.resolve()
     assert o.target is TARGETS["host"] and o.variants == () and o.scratch_bytes == TARGETS["host"].scratch_bytes
-    assert o.kernel_variant("qnn.conv2d") == "ref" and not o.chain_dsp and o.alignment == ARENA_ALIGN == 16
+    assert first_variant("qnn.conv2d", o.variants) == "ref" and not o.chain_dsp and o.alignment == ARENA_ALIGN == 16
 
 
 @pytest.mark.parametrize("target, kernels, variants", [
@@ -21,7 +22,7 @@ def test_variants_from_kernels_and_target_features(target, kernels, variants):
     o = CompileOptions.resolve(target, kernels)
     assert o.variants == variants
     assert o.chain_dsp == ("arm_dsp" in variants)
-    assert o.kernel_variant("qnn.conv2d") == (variants[0] if variants else "ref")
+    assert first_variant("qnn.conv2d", o.variants) == (variants[0] if variants else "ref")
 
 
 def test_bad_choices_are_user_errors():

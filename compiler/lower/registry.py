@@ -1,0 +1,60 @@
+"""The lowering registry: which function lowers a fused group, per anchor op and kernel variant.
+
+Each kernel family (``lower/<family>.py``) registers a lowering for its anchor op in LOWERINGS;
+groups without an anchor (element-wise chains) use the key ``elemwise``. That lowering is the
+portable one (``ref``, C99).
+
+Faster variants for some targets register in VARIANTS (``@variant("arm_dsp", "qnn.conv2d")``), same
+signature; each needs a target feature (``tinyfuse.options.FEATURES``: arm_dsp → Target.dsp, arm_mve →
+Target.mve; ``CompileOptions.variants`` is the resolved set for one compilation) and
+raises :class:`Unsupported` with a reason for a group it does not handle (dtype, layout, epilogue
+shape).
+
+This module holds only the tables and decorators: the families import it to register, and the
+package (``lower/__init__.py``) imports the families, so no module imports one that imports it back.
+"""
+from __future__ import annotations
+
+from ..options import FEATURES
+
+LOWERINGS = {}
+VARIANTS: dict[str, list[tuple[str, object]]] = {}   # anchor op -> [(variant, lowering)]
+# The anchor ops that have target variants, as declared data: the cost model asks it (first_variant)
+# without importing the kernel families; ``variant`` refuses a registration not declared here, and
+# tests/unit/test_registry.py checks the registered VARIANTS equal it.
+VARIANT_ANCHORS = {"qnn.conv2d": ("arm_mve", "arm_dsp"), "qnn.matmul": ("arm_mve", "arm_dsp"),
+                   "horizontal": ("arm_mve", "arm_dsp")}
+
+
+class Unsupported(Exception):
+    """A kernel variant declines a group; the message says why (logged, then the next variant)."""
+
+
+def lowering(*ops: str):
+    """Register the portable lowering of ``ops`` (anchor op names, or ``elemwise``)."""
+    def deco(fn):
+        for op in ops:
+            LOWERINGS[op] = fn
+        return fn
+    return deco
+
+
+def variant(name: str, *ops: str):
+    """Register a target-specific lowering of ``ops`` (same signature as a @lowering)."""
+    assert name in FEATURES, name
+    assert all(name in VARIANT_ANCHORS.get(op, ()) for op in ops), f"declare {ops} {name} in VARIANT_ANCHORS"
+
+    def deco(fn):
+        for op in ops:
+            VARIANTS.setdefault(op, []).append((name, fn))
+            VARIANTS[op].sort(key=lambda v: list(FEATURES).index(v[0]))
+        return fn
+    return deco
+
+
+
+def first_variant(op: str, allowed) -> str:
+    """The variant whose kernel lowering tries first for an anchor ``op`` (e.g. 'qnn.conv2d'): the first
+    of ``allowed`` (``CompileOptions.variants``) declared for it in VARIANT_ANCHORS, else 'ref'. (A variant may
+    still decline one group, e.g. an unsupported epilogue; then lowering falls back to ref.)"""
+    return next((v for v in VARIANT_ANCHORS.get(op, ()) if v in allowed), "ref")
