@@ -3,7 +3,7 @@
 An entry is a subclass of :class:`OpDef` decorated with :func:`register_op` (see ``compiler/ops/``):
 its attributes and defaults, the type relation (``infer``), the fusion kind (``pattern``), the numpy
 reference (``compute``, the interpreter's oracle) and, for element-wise ops, the name of the C
-expression macro in ``codegen_templates/elemwise.c.j2``.
+expression macro in ``codegen_templates/expr/elemwise.c.j2``.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class OpDef:
     pattern: OpPattern = OpPattern.OPAQUE
     attrs: dict = {}
     num_inputs: int | None = None   # None: variadic
-    c_expr: str | None = None       # element-wise ops: macro name in elemwise.c.j2
+    c_expr: str | None = None       # element-wise ops: macro name in expr/elemwise.c.j2
 
     def infer(self, args: list[TensorType], attrs: dict) -> TensorType:
         raise NotImplementedError

@@ -5,7 +5,7 @@ softmax in fixed point: a Q5.26 scaled difference, gemmlowp's exp_on_negative_va
 and a Newton-Raphson reciprocal. A float softmax rounded to int8 differs from it by one LSB on about
 one random model in a hundred (REPRO below), so tinyfuse implements the same integer arithmetic:
 compiler/quant.py (softmax_params, softmax_int8; QSoftmax.compute) and runtime_c tinyfuse/quant.h
-(codegen_templates/softmax/int8.c.j2).
+(codegen_templates/softmax/ref_int8.c.j2).
 
   (a) the numpy reference equals TFLM on every one of N_CASES seeded one-op models (no gcc);
   (b) the generated C equals TFLM on C_CASES of them (ONNX QDQ twin:
