@@ -27,7 +27,7 @@ from tinyfuse import quant
 from tinyfuse.codegen.emit import QUANT_SOURCE
 import tinyfuse.ops  # noqa: F401  (registers the ops)
 from tinyfuse.ir.op import get_op
-from tests.c import qdq_builders as qb
+from tests import builders as qb
 from tests.conftest import compile_and_run, shared_or_skip
 
 N_CASES = 120
