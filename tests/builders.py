@@ -1,4 +1,10 @@
-"""ONNX QDQ (opset 13) twins of the one-op int8 TFLite models in ../shared/tools/tflm_oneop.py.
+"""Model builders shared by the test modules (import them from here, not from another test module).
+
+- ONNX QDQ (opset 13) twins of the one-op int8 TFLite models in ../shared/tools/tflm_oneop.py, and the
+  int8 one-op cases (TFLite model + QDQ twin + TFLM output) built from both;
+- float models: the demo DS-CNN, a residual block, a tiny MLP, one-graph models from nodes.
+
+QDQ twins:
 
 Every builder takes the same integer weights / bias and quantization parameters as the matching
 tflm_oneop builder and returns an onnx.ModelProto describing the same computation:
@@ -14,9 +20,17 @@ to see the real output range before choosing the output quantization.
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from tests.conftest import ROOT, ort_run, shared_or_skip
 
 OPSET = 13
 
@@ -190,3 +204,247 @@ def reshape(x_shape, new_shape, q, probe=False):
     x = g.dq(g.input("x", x_shape), q)
     y = g.node("Reshape", [x, g.const("shape", np.asarray(new_shape, np.int64))], "reshape")
     return g.finish(y, q, probe, nchw=False)
+
+
+# ----------------------------------------------------------------------------- int8 one-op cases (TFLM oracle)
+def tflm_oneop():
+    """The ../shared/tools/tflm_oneop.py module (one-op int8 TFLite builders and ``run`` through TFLM);
+    skips outside CI and fails in CI when ../shared is absent."""
+    tools = shared_or_skip("tools", "tflm_oneop.py").parent
+    if str(tools) not in sys.path:
+        sys.path.insert(0, str(tools))
+    import tflm_oneop
+    return tflm_oneop
+
+
+@dataclass
+class Case:
+    kind: str
+    tflm: bytes
+    model: onnx.ModelProto
+    inputs: list[np.ndarray]             # int8, in model input order
+    want: np.ndarray                     # TFLM output
+    desc: str                            # quantization parameters, for failure messages
+
+    @property
+    def feeds(self):
+        return {vi.name: x for vi, x in zip(self.model.graph.input, self.inputs)}
+
+
+# ----------------------------------------------------------------------------- random parameters
+def _f32(v) -> float:
+    return float(np.float32(v))
+
+
+def _act_q(rng, lo=0.01, hi=0.1):
+    return (_f32(rng.uniform(lo, hi)), int(rng.integers(-100, 101)))
+
+
+def _i8(rng, shape, zp=0, spread=55):
+    """int8 activations around the zero point (real values around 0), some saturated."""
+    return np.clip(np.round(zp + rng.normal(0, spread, shape)), -128, 127).astype(np.int8)
+
+
+def _out_q(rng, probe: onnx.ModelProto, feeds) -> tuple[float, int]:
+    """An output (scale, zero point) fitted to the real output range of the float probe: a few
+    percent saturate, the zero point is jittered (and is never forced to -128)."""
+    y = ort_run(probe, feeds)[0].astype(np.float64)
+    lo, hi = min(np.percentile(y, 1), 0.0), max(np.percentile(y, 99), 0.0)
+    scale = max(hi - lo, 1e-3) / 255 * rng.uniform(0.7, 1.1)
+    zp = int(np.clip(np.round(-128 - lo / scale) + rng.integers(-12, 13), -128, 127))
+    return _f32(scale), zp
+
+
+# ----------------------------------------------------------------------------- case builders
+# Each returns a Case: seeded int8 inputs, weights and quantization put into both the TFLite model and
+# its QDQ twin, the output quantization fitted to the twin's float output, TFLM's output as ``want``.
+def conv_case(kind, seed, x_shape, out_ch, k, stride=(1, 1), padding="SAME", dilation=(1, 1),
+               act="NONE", mult=1):
+    oneop, rng = tflm_oneop(), np.random.default_rng(seed)
+    in_q = _act_q(rng)
+    x = _i8(rng, x_shape, in_q[1])
+    if kind == "conv":
+        w = rng.integers(-127, 128, (out_ch, *k, x_shape[3])).astype(np.int8)            # OHWI
+        taps = k[0] * k[1] * x_shape[3]
+    else:
+        out_ch = x_shape[3] * mult
+        w = rng.integers(-127, 128, (1, *k, out_ch)).astype(np.int8)                     # 1HWC
+        taps = k[0] * k[1]
+    w_scales = rng.uniform(0.002, 0.02, out_ch).astype(np.float32)
+    lim = int(1500 * np.sqrt(taps))
+    bias = rng.integers(-lim, lim + 1, out_ch).astype(np.int32)
+    geo = dict(stride=stride, padding=padding, dilation=dilation)
+    if kind == "conv":
+        build_onnx = functools.partial(conv2d, x_shape, w, bias, in_q, w_scales, **geo)
+        build_tflm = functools.partial(oneop.conv2d, x_shape, w, bias, in_q, w_scales, **geo)
+    else:
+        build_onnx = functools.partial(depthwise_conv2d, x_shape, w, bias, in_q, w_scales,
+                                       depth_multiplier=mult, **geo)
+        build_tflm = functools.partial(oneop.depthwise_conv2d, x_shape, w, bias, in_q, w_scales,
+                                       depth_multiplier=mult, **geo)
+    out_q = _out_q(rng, build_onnx(None, activation="NONE", probe=True), {"x": x})
+    model, tflm = build_onnx(out_q, activation=act), build_tflm(out_q, activation=act)
+    return _case(kind, tflm, model, [x], f"in_q={in_q} out_q={out_q} w_scales[:3]={w_scales[:3]}")
+
+
+def fc_case(seed, batch, k, n, act="NONE", per_channel=False):
+    oneop, rng = tflm_oneop(), np.random.default_rng(seed)
+    in_q = _act_q(rng)
+    x = _i8(rng, (batch, k), in_q[1])
+    w = rng.integers(-127, 128, (n, k)).astype(np.int8)
+    w_scale = (rng.uniform(0.002, 0.02, n).astype(np.float32) if per_channel
+               else _f32(rng.uniform(0.002, 0.02)))
+    lim = int(1500 * np.sqrt(k))
+    bias = rng.integers(-lim, lim + 1, n).astype(np.int32)
+    out_q = _out_q(rng, fully_connected(x.shape, w, bias, in_q, w_scale, None, probe=True), {"x": x})
+    model = fully_connected(x.shape, w, bias, in_q, w_scale, out_q, activation=act)
+    tflm = oneop.fully_connected(x.shape, w, bias, in_q, w_scale, out_q, activation=act)
+    return _case("fc", tflm, model, [x], f"in_q={in_q} w_scale={w_scale} out_q={out_q}")
+
+
+def binary_case(kind, seed, a_shape, b_shape, act="NONE"):
+    oneop, rng = tflm_oneop(), np.random.default_rng(seed)
+    a_q, b_q = _act_q(rng, 0.01, 0.1), _act_q(rng, 0.01, 0.1)
+    a, b = _i8(rng, a_shape, a_q[1]), _i8(rng, b_shape, b_q[1])
+    op = {"add": "Add", "mul": "Mul"}[kind]
+    out_q = _out_q(rng, binary(op, a_shape, b_shape, a_q, b_q, None, probe=True), {"a": a, "b": b})
+    model = binary(op, a_shape, b_shape, a_q, b_q, out_q, activation=act)
+    tflm = getattr(oneop, kind)(a_shape, b_shape, a_q, b_q, out_q, activation=act)
+    return _case(kind, tflm, model, [a, b], f"a_q={a_q} b_q={b_q} out_q={out_q}")
+
+
+def pool_case(kind, seed, x_shape, filter, stride, padding="VALID", act="NONE"):
+    oneop, rng = tflm_oneop(), np.random.default_rng(seed)
+    q = _act_q(rng, 0.01, 0.1)
+    x = _i8(rng, x_shape, q[1], spread=30)    # the max of 25 taps must not always saturate
+    op, fn = {"avg_pool": ("AveragePool", oneop.average_pool2d), "max_pool": ("MaxPool", oneop.max_pool2d)}[kind]
+    geo = dict(filter=filter, stride=stride, padding=padding, activation=act)
+    return _case(kind, fn(x_shape, q, **geo), pool2d(op, x_shape, q, **geo), [x], f"q={q}")
+
+
+def unary_case(kind, seed, x_shape, full_range=False):
+    oneop, rng = tflm_oneop(), np.random.default_rng(seed)
+    in_q = _act_q(rng, 0.015, 0.06)      # real inputs within about ±8: few saturated outputs
+    if full_range:                       # every int8 value once: the whole lookup table
+        x = rng.permutation(np.arange(-128, 128)).astype(np.int8).reshape(x_shape)
+    else:
+        x = _i8(rng, x_shape, in_q[1], spread=40)
+    op, fn = {"softmax": ("Softmax", oneop.softmax), "logistic": ("Sigmoid", oneop.logistic),
+              "tanh": ("Tanh", oneop.tanh)}[kind]
+    return _case(kind, fn(x_shape, in_q), unary(op, x_shape, in_q), [x], f"in_q={in_q}")
+
+
+def concat_case(seed, shapes):
+    oneop, rng = tflm_oneop(), np.random.default_rng(seed)
+    q = _act_q(rng)
+    xs = [_i8(rng, s, q[1]) for s in shapes]
+    tflm = oneop.concatenation(shapes, 3, [q] * len(shapes), q)
+    return _case("concat", tflm, concatenation(shapes, q), xs, f"q={q}")
+
+
+def reshape_case(seed, x_shape, new_shape):
+    oneop, rng = tflm_oneop(), np.random.default_rng(seed)
+    q = _act_q(rng)
+    x = _i8(rng, x_shape, q[1])
+    return _case("reshape", oneop.reshape(x_shape, new_shape, q), reshape(x_shape, new_shape, q), [x], f"q={q}")
+
+
+def _case(kind, tflm, model, inputs, desc) -> Case:
+    (want,) = tflm_oneop().run(tflm, inputs)
+    return Case(kind, tflm, model, inputs, want, desc)
+
+
+# ----------------------------------------------------------------------------- float models
+def build_dscnn(tmp_path: Path) -> onnx.ModelProto:
+    """The demo DS-CNN of examples/build_models.py, saved as tmp_path/dscnn.onnx."""
+    spec = importlib.util.spec_from_file_location("build_models", ROOT / "examples" / "build_models.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.build_dscnn(str(tmp_path / "dscnn.onnx"))
+
+
+def residual_block() -> onnx.ModelProto:
+    """x → conv → BN → relu → conv → BN → (+ x) → relu → GAP → flatten → gemm → softmax (NCHW)."""
+    rng = np.random.default_rng(3)
+    inits, nodes = [], []
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(arr.astype(np.float32), name))
+        return name
+
+    def conv_bn(x, name, relu):
+        const(f"{name}_w", rng.standard_normal((8, 8, 3, 3)) * 0.2)
+        nodes.append(helper.make_node("Conv", [x, f"{name}_w"], [f"{name}_c"], pads=[1, 1, 1, 1], name=name))
+        for p, v in (("g", rng.uniform(0.5, 1.5, 8)), ("b", rng.normal(0, 0.1, 8)), ("m", rng.normal(0, 0.1, 8)),
+                     ("v", rng.uniform(0.5, 1.5, 8))):
+            const(f"{name}_{p}", v)
+        nodes.append(helper.make_node("BatchNormalization", [f"{name}_c"] + [f"{name}_{p}" for p in "gbmv"],
+                                      [f"{name}_bn"], name=f"{name}_bn"))
+        if relu:
+            nodes.append(helper.make_node("Relu", [f"{name}_bn"], [f"{name}_r"], name=f"{name}_relu"))
+            return f"{name}_r"
+        return f"{name}_bn"
+
+    y = conv_bn(conv_bn("x", "c1", True), "c2", False)
+    nodes += [helper.make_node("Add", [y, "x"], ["s"], name="residual"),
+              helper.make_node("Relu", ["s"], ["sr"], name="relu_out"),
+              helper.make_node("GlobalAveragePool", ["sr"], ["g"], name="gap"),
+              helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
+              helper.make_node("Gemm", ["f", const("fc_w", rng.standard_normal((5, 8))),
+                                        const("fc_b", rng.standard_normal(5))], ["logits"], transB=1, name="fc"),
+              helper.make_node("Softmax", ["logits"], ["y"], axis=1, name="softmax")]
+    graph = helper.make_graph(nodes, "residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 6, 7])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def tiny_mlp(path: Path, n_in: int = 16, n_hidden: int = 24, n_out: int = 8) -> Path:
+    """x[1, n_in] → MatMul + Add → Relu → MatMul + Add → Softmax (float32), saved at ``path``."""
+    rng = np.random.default_rng(3)
+    w1, w2 = rng.standard_normal((n_in, n_hidden)), rng.standard_normal((n_hidden, n_out))
+    inits = [numpy_helper.from_array(a.astype(np.float32), n) for a, n in
+             ((w1, "w1"), (rng.standard_normal(n_hidden), "b1"), (w2, "w2"), (rng.standard_normal(n_out), "b2"))]
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Add", ["h", "b1"], ["hb"]),
+             helper.make_node("Relu", ["hb"], ["hr"]), helper.make_node("MatMul", ["hr", "w2"], ["o"]),
+             helper.make_node("Add", ["o", "b2"], ["ob"]), helper.make_node("Softmax", ["ob"], ["y"], axis=1)]
+    graph = helper.make_graph(nodes, "tiny_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n_in])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n_out])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(model, path)
+    return path
+
+
+def model_of(nodes, inputs: dict[str, np.ndarray], outputs: list[str], opset: int = 13, inits=None):
+    """One float graph of ``nodes``: graph inputs named and shaped as ``inputs``, outputs of unknown
+    shape, ``inits`` as initializers."""
+    graph = helper.make_graph(
+        nodes, "t",
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
+        initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (inits or {}).items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def rand(*shape, seed=0, low=None):
+    """float32 standard normal of ``shape``; with ``low``: |x| + low (positive, e.g. variances)."""
+    x = np.asarray(np.random.default_rng(seed).standard_normal(shape), np.float32)
+    return x if low is None else np.asarray(np.abs(x) + low, np.float32)
+
+
+def model_bytes(nodes, inputs, outputs=("Y",), inits=None, opset=13, domain_opsets=()) -> bytes:
+    """A serialized ONNX model of ``nodes`` (outputs float, shape unknown). inputs: {name: shape} (float)
+    or {name: (elem_type, shape)}; ``domain_opsets``: extra (domain, version) imports."""
+    f = TensorProto.FLOAT
+    vis = [helper.make_tensor_value_info(k, *(v if isinstance(v, tuple) and isinstance(v[0], int) and
+                                              not isinstance(v[1], int) else (f, v))) for k, v in inputs.items()]
+    graph = helper.make_graph(nodes, "bad", vis, [helper.make_tensor_value_info(o, f, None) for o in outputs],
+                              initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (inits or {}).items()])
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in domain_opsets]
+    return helper.make_model(graph, opset_imports=opsets).SerializeToString()
+
+
+def good_model() -> bytes:
+    """X[1, 3, 8, 8] → Conv 3x3 (8 channels, pads 1) → Relu → Y: a model tinyfuse compiles."""
+    w = np.random.default_rng(0).standard_normal((8, 3, 3, 3)).astype(np.float32)
+    return model_bytes([helper.make_node("Conv", ["X", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+                        helper.make_node("Relu", ["c"], ["Y"])], {"X": [1, 3, 8, 8]}, inits={"W": w})

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -28,7 +27,8 @@ from tinyfuse.codegen.emit import QUANT_SOURCE
 import tinyfuse.ops  # noqa: F401  (registers the ops)
 from tinyfuse.ir.op import get_op
 from tests import builders as qb
-from tests.conftest import compile_and_run, shared_or_skip
+from tests.builders import tflm_oneop
+from tests.conftest import compile_and_run
 
 N_CASES = 120
 C_CASES = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89)     # REPRO and ten random ones
@@ -36,14 +36,6 @@ C_CASES = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89)     # REPRO and ten random ones
 # The model that exposed the float softmax: index 10 is 98 in TFLM, 99 in a rounded float softmax.
 REPRO = dict(in_q=(0.04094026, -16),
              x=np.array([[-112, -81, -114, -73, -75, -96, -79, 37, -17, 71, 127, -79]], np.int8))
-
-
-def _oneop():
-    tools = shared_or_skip("tools", "tflm_oneop.py").parent
-    if str(tools) not in sys.path:
-        sys.path.insert(0, str(tools))
-    import tflm_oneop
-    return tflm_oneop
 
 
 def _case_inputs(i: int) -> dict:
@@ -75,7 +67,7 @@ def _case_inputs(i: int) -> dict:
 def _case(i: int):
     """(in_q, x, beta, TFLM output) of case i."""
     c = _case_inputs(i)
-    oneop = _oneop()
+    oneop = tflm_oneop()
     (want,) = oneop.run(oneop.softmax(c["x"].shape, c["in_q"], beta=c["beta"]), [c["x"]])
     return c["in_q"], c["x"], c["beta"], want
 
@@ -108,7 +100,7 @@ def test_numpy_reference_equals_tflm():
 def test_numpy_reference_beta_and_extreme_scales():
     """beta != 1 (TFLite's SoftmaxOptions) and scales far outside the random range, where the
     multiplier saturates (scale ≥ 32) or diff_min cuts almost everything."""
-    oneop, rng = _oneop(), np.random.default_rng(99)
+    oneop, rng = tflm_oneop(), np.random.default_rng(99)
     bad = []
     for k, (scale, beta) in enumerate([(0.05, 0.3), (0.02, 2.5), (0.1, 0.7), (1.0, 1.0), (4.0, 1.0),
                                        (40.0, 1.0), (0.0005, 1.0), (0.00002, 1.0), (0.3, 1.9)]):

@@ -6,7 +6,7 @@ import pytest
 
 import tinyfuse
 from tests.conftest import assert_close_to, compile_and_run, ort_run, shared_or_skip
-from tests.unit.test_passes import build_dscnn
+from tests.builders import build_dscnn
 
 REAL_FLOAT_MODELS = ["kws_ref_model_float32", "pretrainedResnet", "ad01_fp32", "mobilenetv2_035_96", "resnet10_w16_64"]
 

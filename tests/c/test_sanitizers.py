@@ -46,7 +46,7 @@ CONFIGS = {
 
 def model_and_input(model: str, tmp: Path):
     if model == "demo_dscnn":
-        from tests.unit.test_passes import build_dscnn
+        from tests.builders import build_dscnn
         return build_dscnn(tmp), np.random.default_rng(3).standard_normal((1, 1, 49, 10)).astype(np.float32)
     path = shared_or_skip("models", "onnx", f"{model}.onnx")
     base = model.rsplit("_", 1)[0] if model.endswith(("_qdq", "_qop")) else model
@@ -97,7 +97,7 @@ def test_model_clean_under(model, config, workdir, tmp_path):
 
 def test_guard_catches_a_write_past_the_arena(tmp_path):
     """The guard check itself: a model whose run writes one byte past the arena exits with 3."""
-    from tests.unit.test_bad_input import good_model
+    from tests.builders import good_model
     import onnx
     result = compile_model(onnx.load_from_string(good_model()), name="g")
     run = result.files["g.c"]
@@ -110,7 +110,7 @@ def test_guard_catches_a_write_past_the_arena(tmp_path):
 
 
 def test_asan_catches_a_read_before_the_arena(tmp_path):
-    from tests.unit.test_bad_input import good_model
+    from tests.builders import good_model
     import onnx
     result = compile_model(onnx.load_from_string(good_model()), name="g")
     marker = "  return 0;\n}"

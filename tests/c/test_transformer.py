@@ -20,8 +20,8 @@ from tinyfuse.driver import compile_model
 from tinyfuse.harness import build_host, run_host
 from tinyfuse.ir.interpreter import run_module
 from tinyfuse.passes import fuse_horizontal as fh
-from tests.c.test_ops import check, rand
-from tests.conftest import assert_close_to, ort_run, shared_or_skip
+from tests.builders import rand
+from tests.conftest import assert_close_to, check, ort_run, shared_or_skip
 
 N = helper.make_node
 

@@ -7,7 +7,7 @@ import tinyfuse
 from tinyfuse.cli import main as cli_main
 from tinyfuse.errors import TinyfuseError
 from tinyfuse.target import TARGETS, Placement, get_target
-from tests.unit.test_passes import build_dscnn
+from tests.builders import build_dscnn
 
 QEMU_TARGETS = ["cortex-m0", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55", "rv32imac"]
 

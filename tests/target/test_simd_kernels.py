@@ -18,29 +18,29 @@ from tinyfuse.harness.qemu import build_target, run_target
 from tinyfuse.lower.simd import check_flat_operands
 from tinyfuse.lower import Unsupported
 from tinyfuse.ir import Call, TensorType, Var
-from tests.c.test_int8_tflm import _conv_like, _fc
+from tests.builders import conv_case, fc_case
 from tests.target.conftest import require_tools
 
 CASES = {
     # regular conv: im2col (natural order when C % 4 != 0), direct 1x1, pixel and channel tails
-    "conv3x3_c5_odd_width_relu6": lambda: _conv_like("conv", 201, (1, 7, 9, 5), 6, (3, 3), act="RELU6"),
-    "conv3x3_stride2_asym_pad_o7": lambda: _conv_like("conv", 202, (1, 8, 10, 8), 7, (3, 3), stride=(2, 2)),
-    "conv3x3_dilation2": lambda: _conv_like("conv", 203, (1, 9, 7, 4), 5, (3, 3), dilation=(2, 2)),
-    "conv1x1_direct_odd_pixels_relu": lambda: _conv_like("conv", 204, (1, 5, 7, 12), 10, (1, 1), act="RELU"),
-    "conv1x1_c6_im2col": lambda: _conv_like("conv", 205, (1, 6, 5, 6), 9, (1, 1)),
-    "conv1x1_stride2_valid": lambda: _conv_like("conv", 206, (1, 9, 8, 8), 4, (1, 1), stride=(2, 2), padding="VALID"),
-    "conv10x4_c1_stride2_kws": lambda: _conv_like("conv", 207, (1, 21, 10, 1), 8, (10, 4), stride=(2, 2)),
-    "conv3x2_batch2_valid": lambda: _conv_like("conv", 208, (2, 5, 6, 4), 6, (3, 2), padding="VALID"),
+    "conv3x3_c5_odd_width_relu6": lambda: conv_case("conv", 201, (1, 7, 9, 5), 6, (3, 3), act="RELU6"),
+    "conv3x3_stride2_asym_pad_o7": lambda: conv_case("conv", 202, (1, 8, 10, 8), 7, (3, 3), stride=(2, 2)),
+    "conv3x3_dilation2": lambda: conv_case("conv", 203, (1, 9, 7, 4), 5, (3, 3), dilation=(2, 2)),
+    "conv1x1_direct_odd_pixels_relu": lambda: conv_case("conv", 204, (1, 5, 7, 12), 10, (1, 1), act="RELU"),
+    "conv1x1_c6_im2col": lambda: conv_case("conv", 205, (1, 6, 5, 6), 9, (1, 1)),
+    "conv1x1_stride2_valid": lambda: conv_case("conv", 206, (1, 9, 8, 8), 4, (1, 1), stride=(2, 2), padding="VALID"),
+    "conv10x4_c1_stride2_kws": lambda: conv_case("conv", 207, (1, 21, 10, 1), 8, (10, 4), stride=(2, 2)),
+    "conv3x2_batch2_valid": lambda: conv_case("conv", 208, (2, 5, 6, 4), 6, (3, 2), padding="VALID"),
     # depthwise: quads + one-channel tail, multiplier 3, stride 2 asymmetric, dilation 2, batch 2
-    "dw3x3_c13_odd_width_relu": lambda: _conv_like("depthwise", 211, (1, 7, 9, 13), None, (3, 3), act="RELU"),
-    "dw3x3_mult3": lambda: _conv_like("depthwise", 212, (1, 6, 5, 5), None, (3, 3), mult=3),
-    "dw3x3_stride2_asym_pad": lambda: _conv_like("depthwise", 213, (1, 8, 10, 8), None, (3, 3), stride=(2, 2)),
-    "dw3x3_dilation2": lambda: _conv_like("depthwise", 214, (1, 9, 7, 4), None, (3, 3), dilation=(2, 2)),
-    "dw2x3_mult2_batch2_valid": lambda: _conv_like("depthwise", 215, (2, 5, 4, 6), None, (2, 3), padding="VALID",
+    "dw3x3_c13_odd_width_relu": lambda: conv_case("depthwise", 211, (1, 7, 9, 13), None, (3, 3), act="RELU"),
+    "dw3x3_mult3": lambda: conv_case("depthwise", 212, (1, 6, 5, 5), None, (3, 3), mult=3),
+    "dw3x3_stride2_asym_pad": lambda: conv_case("depthwise", 213, (1, 8, 10, 8), None, (3, 3), stride=(2, 2)),
+    "dw3x3_dilation2": lambda: conv_case("depthwise", 214, (1, 9, 7, 4), None, (3, 3), dilation=(2, 2)),
+    "dw2x3_mult2_batch2_valid": lambda: conv_case("depthwise", 215, (2, 5, 4, 6), None, (2, 3), padding="VALID",
                                                    mult=2),
     # fully connected: odd rows, K % 4 = 1 (K % 16 = 5), odd N; per-channel weights
-    "fc_batch3_k37_n11": lambda: _fc(221, 3, 37, 11),
-    "fc_k64_n10_per_channel_relu6": lambda: _fc(222, 1, 64, 10, act="RELU6", per_channel=True),
+    "fc_batch3_k37_n11": lambda: fc_case(221, 3, 37, 11),
+    "fc_k64_n10_per_channel_relu6": lambda: fc_case(222, 1, 64, 10, act="RELU6", per_channel=True),
 }
 SIMD = {"cortex-m4": {"conv": "arm_dsp", "depthwise": "arm_dsp", "fc": "arm_dsp"},
         "cortex-m55": {"conv": "arm_mve", "depthwise": "arm_dsp", "fc": "arm_mve"}}

@@ -6,7 +6,7 @@ import numpy as np
 
 from tinyfuse.cli import main
 from tinyfuse.passes.pipeline import PASSES
-from tests.unit.test_passes import residual_block
+from tests.builders import residual_block
 
 
 def test_compile_dump_ir_and_report(tmp_path, capsys):

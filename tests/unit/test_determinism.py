@@ -36,7 +36,7 @@ def file_hashes(path, target: str, seed: int) -> dict:
                                           ("kws_ref_model", "cortex-m4")])
 def test_same_model_same_bytes(tmp_path, model, target):
     if model == "demo":
-        from tests.unit.test_passes import build_dscnn
+        from tests.builders import build_dscnn
         path = build_dscnn(tmp_path)
     else:
         path = shared_or_skip("models", "onnx", f"{model}.onnx")
