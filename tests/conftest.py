@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,14 +16,26 @@ MODELS = SHARED / "models"
 TFLM_HEAD = {"kws_ref_model": 16000, "pretrainedResnet_quant": 49152, "ad01_int8": 768}
 
 
+def skip_or_fail(reason: str) -> None:
+    """Something a test needs is missing: skip outside CI, fail when CI=true (CI installs everything)."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (missing in CI)")
+    pytest.skip(reason)
+
+
 def shared_or_skip(*parts: str) -> Path:
     """A path under ../shared; skips with a message when ../shared is absent, fails when CI=true."""
     p = SHARED.joinpath(*parts)
     if not p.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{p} is missing in CI")
-        pytest.skip(f"{p} not found (../shared absent outside CI)")
+        skip_or_fail(f"{p} not found (../shared absent)")
     return p
+
+
+def require_programs(*names: str) -> None:
+    """Skip (outside CI) or fail (CI=true) when a program the test runs (gcc, clang, make) is not on PATH."""
+    missing = [n for n in names if shutil.which(n) is None]
+    if missing:
+        skip_or_fail(f"{', '.join(missing)} not installed")
 
 
 def ort_run(model: onnx.ModelProto | str | Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -95,3 +108,10 @@ def assert_close_to(out: np.ndarray, ref: np.ndarray, rel: float = 1e-4):
     scale = max(float(np.max(np.abs(ref))), 1e-30)
     err = float(np.max(np.abs(out.astype(np.float64) - ref.astype(np.float64))))
     assert err <= rel * scale, f"max abs diff {err:.3g} > {rel} x max|ref| {scale:.3g}"
+
+
+@pytest.fixture
+def fuse_all_siblings(monkeypatch):
+    """fuse_horizontal with views_only off: sibling groups fuse even when a consumer needs a copy."""
+    from tinyfuse.passes import fuse_horizontal
+    monkeypatch.setattr(fuse_horizontal, "VIEWS_ONLY", False)

@@ -26,9 +26,9 @@ from tinyfuse import quant
 from tinyfuse.codegen.emit import QUANT_SOURCE
 import tinyfuse.ops  # noqa: F401  (registers the ops)
 from tinyfuse.ir.op import get_op
-from tests import builders as qb
+from tests.builders import qdq as qb
 from tests.builders import tflm_oneop
-from tests.conftest import compile_and_run
+from tests.conftest import compile_and_run, skip_or_fail
 
 N_CASES = 120
 C_CASES = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89)     # REPRO and ten random ones
@@ -194,7 +194,7 @@ int main(void)
 def test_c_helpers_equal_numpy(tmp_path):
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
-        pytest.skip("no C compiler")
+        skip_or_fail("no C compiler (gcc or cc)")
     (tmp_path / "tinyfuse_quant.h").write_text(QUANT_SOURCE.read_text())
     (tmp_path / "main.c").write_text(_HELPER_MAIN)
     exe = tmp_path / "helpers"

@@ -3,7 +3,7 @@
 For every case the same integers (input, weights, bias) and the same quantization parameters go
 into two models:
   (a) a one-op int8 TFLite model (../shared/tools/tflm_oneop.py), run by TFLM: the exact oracle;
-  (b) its ONNX QDQ twin (tests/builders.py), which tinyfuse compiles to C.
+  (b) its ONNX QDQ twin (tests/builders/qdq.py), which tinyfuse compiles to C.
 tinyfuse's output must equal TFLM's bit for bit (ONNX → legalize_qdq → int8 C kernels with the
 TFLite/CMSIS-NN arithmetic of ../shared/docs/QUANT.md).
 
