@@ -6,6 +6,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from tests.builders.float_models import graph_model, rand
+
 
 def qdq_chain(x_shape, layers, seed=0):
     """int8 NHWC input -> chain of QDQ convs (3x3 / 1x1 / depthwise, relu) and residual adds -> int8
@@ -111,3 +113,15 @@ def quantize_qdq(model: onnx.ModelProto, tmp_path, n: int = 16, seed: int = 3) -
     quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
     return onnx.load(dst)
+
+
+def sibling_int8_convs(cin: int, tmp_path) -> onnx.ModelProto:
+    """X[1, cin, 6, 5] → two sibling 1x1 convs (6 channels; 4 channels + relu) → Concat → Y[1, 10, 6, 5],
+    quantized to QDQ by quantize_qdq: one horizontal group once fused."""
+    N = helper.make_node
+    nodes = [N("Conv", ["X", "W1", "B1"], ["c1"]), N("Relu", ["c1"], ["r1"]), N("Conv", ["X", "W2", "B2"], ["c2"]),
+             N("Concat", ["c2", "r1"], ["Y"], axis=1)]
+    inits = {"W1": rand(4, cin, 1, 1, seed=1), "B1": rand(4, seed=2), "W2": rand(6, cin, 1, 1, seed=3),
+             "B2": rand(6, seed=4)}
+    return quantize_qdq(graph_model(nodes, {"X": np.zeros((1, cin, 6, 5))}, {"Y": [1, 10, 6, 5]}, inits, opset=13),
+                        tmp_path)

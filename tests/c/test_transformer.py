@@ -18,7 +18,7 @@ from onnx import helper, numpy_helper
 from tinyfuse.driver import compile_model
 from tinyfuse.harness import build_host, run_host
 from tinyfuse.ir.interpreter import run_module
-from tests.builders import graph_model, quantize_qdq, rand
+from tests.builders import graph_model, quantize_qdq, rand, sibling_int8_convs
 from tests.conftest import assert_close_to, check, ort_run, shared_or_skip
 
 N = helper.make_node
@@ -172,12 +172,7 @@ def test_sibling_convs_one_kernel(tmp_path, fuse_all_siblings):
 
 
 def test_sibling_int8_convs_exact(tmp_path, fuse_all_siblings):
-    nodes = [N("Conv", ["X", "W1", "B1"], ["c1"]), N("Relu", ["c1"], ["r1"]), N("Conv", ["X", "W2", "B2"], ["c2"]),
-             N("Concat", ["c2", "r1"], ["Y"], axis=1)]
-    inits = {"W1": rand(4, 3, 1, 1, seed=1), "B1": rand(4, seed=2), "W2": rand(6, 3, 1, 1, seed=3),
-             "B2": rand(6, seed=4)}
-    qmodel = quantize_qdq(graph_model(nodes, {"X": np.zeros((1, 3, 6, 5))}, {"Y": [1, 10, 6, 5]}, inits, opset=13),
-                          tmp_path)
+    qmodel = sibling_int8_convs(3, tmp_path)
     result = check_int8(tmp_path, qmodel, max_lsb=1)
     assert sum(k.ops[0] == "horizontal" for k in result.kernels) == 1
 

@@ -2,27 +2,18 @@
 int8 byte-identical with the numpy reference of the compiled module, float within 1e-4 of onnxruntime."""
 import numpy as np
 import pytest
-from onnx import helper
 
 from tinyfuse.driver import compile_model
 from tinyfuse.harness.qemu import build_target, run_target
 from tinyfuse.ir.interpreter import run_module
-from tests.builders import graph_model, quantize_qdq, rand
+from tests.builders import rand, sibling_int8_convs
 from tests.conftest import assert_close_to, shared_or_skip
 from tests.target.conftest import require_tools
-
-N = helper.make_node
-
 
 def test_sibling_int8_convs_cortex_m4(tmp_path, fuse_all_siblings):
     """On a DSP core each branch of the horizontal kernel runs the arm_dsp conv micro-kernel."""
     require_tools("cortex-m4")
-    nodes = [N("Conv", ["X", "W1", "B1"], ["c1"]), N("Relu", ["c1"], ["r1"]), N("Conv", ["X", "W2", "B2"], ["c2"]),
-             N("Concat", ["c2", "r1"], ["Y"], axis=1)]
-    inits = {"W1": rand(4, 8, 1, 1, seed=1), "B1": rand(4, seed=2), "W2": rand(6, 8, 1, 1, seed=3),
-             "B2": rand(6, seed=4)}
-    qmodel = quantize_qdq(graph_model(nodes, {"X": np.zeros((1, 8, 6, 5))}, {"Y": [1, 10, 6, 5]}, inits, opset=13),
-                          tmp_path)
+    qmodel = sibling_int8_convs(8, tmp_path)
     result = compile_model(qmodel, target="cortex-m4")
     assert [k.variant for k in result.kernels if k.ops[0] == "horizontal"] == ["arm_dsp"]
     x = rand(1, 8, 6, 5, seed=5)
