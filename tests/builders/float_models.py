@@ -69,13 +69,14 @@ def tiny_mlp(path: Path, n_in: int = 16, n_hidden: int = 24, n_out: int = 8) -> 
     return path
 
 
-def model_of(nodes, inputs: dict[str, np.ndarray], outputs: list[str], opset: int = 13, inits=None):
-    """One float graph of ``nodes``: graph inputs named and shaped as ``inputs``, outputs of unknown
-    shape, ``inits`` as initializers."""
+def model_of(nodes, inputs: dict[str, np.ndarray], outputs, opset: int = 13, inits=None) -> onnx.ModelProto:
+    """One float graph of ``nodes``: graph inputs named and shaped as ``inputs`` (example arrays),
+    ``outputs`` names (shape unknown) or {name: shape}, ``inits`` {name: array} as initializers."""
+    shapes = outputs if isinstance(outputs, dict) else dict.fromkeys(outputs)
     graph = helper.make_graph(
         nodes, "t",
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
-        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, s) for o, s in shapes.items()],
         initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (inits or {}).items()])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
@@ -103,13 +104,3 @@ def good_model() -> bytes:
     w = np.random.default_rng(0).standard_normal((8, 3, 3, 3)).astype(np.float32)
     return model_bytes([helper.make_node("Conv", ["X", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
                         helper.make_node("Relu", ["c"], ["Y"])], {"X": [1, 3, 8, 8]}, inits={"W": w})
-
-
-def graph_model(nodes, inputs: dict, outputs: dict, inits: dict, opset: int = 20) -> onnx.ModelProto:
-    """One float graph of ``nodes``: inputs {name: example array}, outputs {name: shape}, initializers
-    {name: array}."""
-    g = helper.make_graph(nodes, "t",
-                          [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
-                          [helper.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in outputs.items()],
-                          initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])

@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from tests.builders.float_models import graph_model, rand
+from tests.builders.float_models import model_of, rand
 
 
 def qdq_chain(x_shape, layers, seed=0):
@@ -123,5 +123,5 @@ def sibling_int8_convs(cin: int, tmp_path) -> onnx.ModelProto:
              N("Concat", ["c2", "r1"], ["Y"], axis=1)]
     inits = {"W1": rand(4, cin, 1, 1, seed=1), "B1": rand(4, seed=2), "W2": rand(6, cin, 1, 1, seed=3),
              "B2": rand(6, seed=4)}
-    return quantize_qdq(graph_model(nodes, {"X": np.zeros((1, cin, 6, 5))}, {"Y": [1, 10, 6, 5]}, inits, opset=13),
+    return quantize_qdq(model_of(nodes, {"X": np.zeros((1, cin, 6, 5))}, {"Y": [1, 10, 6, 5]}, 13, inits),
                         tmp_path)

@@ -18,7 +18,7 @@ from onnx import helper, numpy_helper
 from tinyfuse.driver import compile_model
 from tinyfuse.harness import build_host, run_host
 from tinyfuse.ir.interpreter import run_module
-from tests.builders import graph_model, quantize_qdq, rand, sibling_int8_convs
+from tests.builders import model_of, quantize_qdq, rand, sibling_int8_convs
 from tests.conftest import assert_close_to, check, ort_run, shared_or_skip
 
 N = helper.make_node
@@ -114,7 +114,7 @@ def attention_block(seq=8, dim=16, heads=2, seed=0) -> onnx.ModelProto:
               N("MatMul", ["p", "vt"], ["o"]), N("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]),
               N("Reshape", ["ot", "so"], ["om"]), N("MatMul", ["om", "Wf"], ["f"]), N("Add", ["f", "Bf"], ["fa"]),
               N("Gelu", ["fa"], ["ge"]), N("MatMul", ["ge", "W2"], ["f2"]), N("Add", ["f2", "X"], ["Y"])]
-    return graph_model(nodes, {"X": np.zeros((1, seq, dim))}, {"Y": [1, seq, dim]}, inits)
+    return model_of(nodes, {"X": np.zeros((1, seq, dim))}, {"Y": [1, seq, dim]}, 20, inits)
 
 
 def test_attention_block_float_qkv_one_kernel(tmp_path):
@@ -147,7 +147,7 @@ def test_int8_layer_norm_and_gelu_many_inputs(tmp_path):
     inits = {"g": rand(24, seed=1), "b": rand(24, seed=2)}
     nodes = [N("LayerNormalization", ["X", "g", "b"], ["ln"], epsilon=1e-5), N("Gelu", ["ln"], ["ge"]),
              N("Add", ["ge", "X"], ["Y"])]
-    qmodel = quantize_qdq(graph_model(nodes, {"X": np.zeros((4, 3, 24))}, {"Y": [4, 3, 24]}, inits), tmp_path)
+    qmodel = quantize_qdq(model_of(nodes, {"X": np.zeros((4, 3, 24))}, {"Y": [4, 3, 24]}, 20, inits), tmp_path)
     check_int8(tmp_path, qmodel, seeds=range(6))
 
 
