@@ -1,4 +1,5 @@
-"""Shared test helpers: where ../shared lives, and compile → gcc → run of a model vs onnxruntime."""
+"""Shared test helpers: where ../shared lives, CI-aware skips (skip outside CI, fail in CI), the oracles
+(onnxruntime, TFLite Micro), and compile → gcc → run of a model vs onnxruntime."""
 from __future__ import annotations
 
 import os
