@@ -1,7 +1,9 @@
-"""Shared test helpers: where ../shared lives, and compile → gcc → run of a model vs onnxruntime."""
+"""Shared test helpers: where ../shared lives, CI-aware skips (skip outside CI, fail in CI), the oracles
+(onnxruntime, TFLite Micro), and compile → gcc → run of a model vs onnxruntime."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -11,16 +13,30 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 MODELS = SHARED / "models"
+# the int8 MLPerf Tiny models and TFLM's planned arena head for each (print_allocations())
+TFLM_HEAD = {"kws_ref_model": 16000, "pretrainedResnet_quant": 49152, "ad01_int8": 768}
+
+
+def skip_or_fail(reason: str) -> None:
+    """Something a test needs is missing: skip outside CI, fail when CI=true (CI installs everything)."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (missing in CI)")
+    pytest.skip(reason)
 
 
 def shared_or_skip(*parts: str) -> Path:
     """A path under ../shared; skips with a message when ../shared is absent, fails when CI=true."""
     p = SHARED.joinpath(*parts)
     if not p.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{p} is missing in CI")
-        pytest.skip(f"{p} not found (../shared absent outside CI)")
+        skip_or_fail(f"{p} not found (../shared absent)")
     return p
+
+
+def require_programs(*names: str) -> None:
+    """Skip (outside CI) or fail (CI=true) when a program the test runs (gcc, clang, make) is not on PATH."""
+    missing = [n for n in names if shutil.which(n) is None]
+    if missing:
+        skip_or_fail(f"{', '.join(missing)} not installed")
 
 
 def ort_run(model: onnx.ModelProto | str | Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -33,6 +49,19 @@ def ort_run(model: onnx.ModelProto | str | Path, feeds: dict[str, np.ndarray]) -
     return ort.InferenceSession(src, so, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
+def tflm_run(model, inputs: list[np.ndarray], arena_size: int = 512 * 1024) -> list[np.ndarray]:
+    """The independent int8 oracle: TensorFlow Lite Micro (the tflite_micro package) on a .tflite path or
+    bytes. Returns output 0 only (the models here have one output)."""
+    import tflite_micro
+    rt = tflite_micro.runtime.Interpreter
+    it = rt.from_bytes(bytes(model), arena_size=arena_size) if isinstance(model, (bytes, bytearray)) \
+        else rt.from_file(str(model), arena_size=arena_size)
+    for i, x in enumerate(inputs):
+        it.set_input(np.ascontiguousarray(x), i)
+    it.invoke()
+    return [np.array(it.get_output(0), copy=True)]
+
+
 def compile_and_run(model, inputs: list[np.ndarray], tmp_path: Path, **options):
     """Compile with tinyfuse, build with strict gcc flags, run once. Returns (outputs, CompileResult)."""
     from tinyfuse.driver import compile_model
@@ -40,6 +69,26 @@ def compile_and_run(model, inputs: list[np.ndarray], tmp_path: Path, **options):
     result = compile_model(model, **options)
     exe = build_host(result, tmp_path)
     return run_host(exe, result, inputs), result
+
+
+def check(tmp_path, nodes, inputs, outputs, opset=13, inits=None, oracle_nodes=None):
+    """Compile, run and compare every output with onnxruntime (on ``oracle_nodes`` instead when
+    onnxruntime cannot run ``nodes`` but an equivalent graph); the numpy interpreter on the
+    frontend's IR (the ops' ``compute``) must agree too. Returns the CompileResult."""
+    from tinyfuse.frontend import from_onnx
+    from tinyfuse.ir.interpreter import run_module
+    from tests.builders import model_of
+    model = model_of(nodes, inputs, outputs, opset, inits)
+    outs, result = compile_and_run(model, list(inputs.values()), tmp_path)
+    refs = ort_run(model_of(oracle_nodes, inputs, outputs, opset, inits) if oracle_nodes else model, inputs)
+    interp = run_module(from_onnx(model), list(inputs.values()))
+    for name, o, i, r in zip(outputs, outs, interp, refs):
+        for what, got in (("C", o), ("interpreter", i)):
+            try:
+                assert_close_to(np.asarray(got), r)
+            except AssertionError as e:
+                raise AssertionError(f"output {name} ({what}): {e}") from None
+    return result
 
 
 def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
@@ -60,3 +109,10 @@ def assert_close_to(out: np.ndarray, ref: np.ndarray, rel: float = 1e-4):
     scale = max(float(np.max(np.abs(ref))), 1e-30)
     err = float(np.max(np.abs(out.astype(np.float64) - ref.astype(np.float64))))
     assert err <= rel * scale, f"max abs diff {err:.3g} > {rel} x max|ref| {scale:.3g}"
+
+
+@pytest.fixture
+def fuse_all_siblings(monkeypatch):
+    """fuse_horizontal with views_only off: sibling groups fuse even when a consumer needs a copy."""
+    from tinyfuse.passes import fuse_horizontal
+    monkeypatch.setattr(fuse_horizontal, "VIEWS_ONLY", False)

@@ -38,12 +38,12 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
     ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []
     ctx["extra_includes"] += sorted({h for k in result.kernels for h in k.headers} - {QUANT_HEADER})
     files = {
-        f"{name}.h": template("model.h.j2").render(**ctx),
-        f"{name}.c": template("model.c.j2").render(**ctx),
-        f"{name}_weights.c": template("weights.c.j2").render(
+        f"{name}.h": template("model/model.h.j2").render(**ctx),
+        f"{name}.c": template("model/model.c.j2").render(**ctx),
+        f"{name}_weights.c": template("model/weights.c.j2").render(
             **ctx, arrays=[(cname, C_TYPES[str(arr.dtype)], arr.size, c_array_body(arr)) for cname, arr in pool.arrays]),
-        f"{name}.mk": template("model.mk.j2").render(**ctx),
-        f"{name}.cmake": template("model.cmake.j2").render(**ctx),
+        f"{name}.mk": template("model/model.mk.j2").render(**ctx),
+        f"{name}.cmake": template("model/model.cmake.j2").render(**ctx),
     }
     for h in ctx["extra_includes"]:   # hand-written int8 arithmetic and SIMD helpers travel with the sources
         files[h] = RUNTIME_HEADERS[h].read_text()

@@ -34,7 +34,7 @@ def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_
     src = result.write(workdir / "src")
     main = workdir / "main.c"
     guard = -(-guard // ARENA_ALIGN) * ARENA_ALIGN
-    main.write_text(template("host_main.c.j2").render(name=result.name, NAME=result.name.upper(),
+    main.write_text(template("harness/host_main.c.j2").render(name=result.name, NAME=result.name.upper(),
                                                       inputs=result.inputs, outputs=result.outputs, fill=arena_fill,
                                                       guard=guard, guard_pattern=GUARD_PATTERN))
     if shutil.which(cc) is None:

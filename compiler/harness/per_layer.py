@@ -41,7 +41,7 @@ def trace_kernels(result, inputs: list[np.ndarray], workdir: str | Path, cc: str
     workdir = Path(workdir)
     src = result.write(workdir / "src")
     main = workdir / "trace_main.c"
-    main.write_text(template("host_trace_main.c.j2").render(name=result.name, NAME=result.name.upper(),
+    main.write_text(template("harness/host_trace_main.c.j2").render(name=result.name, NAME=result.name.upper(),
                                                             inputs=result.inputs))
     exe = workdir / "trace"
     proto = workdir / "tf_trace.h"   # the model file gets the hook's prototype through -include

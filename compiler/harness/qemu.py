@@ -5,7 +5,7 @@ in, run the image under qemu-system-{arm,riscv32}, read the outputs back as nump
     outputs = run_target(build)                                   # list of arrays, as run_host
     figures = bench_target(build)                                 # instructions, flash, RAM (see bench.py)
 
-The test main (``codegen_templates/target_main.c.j2``, written as tf_main.c) writes out<i>.bin and
+The test main (``codegen_templates/harness/target_main.c.j2``, written as tf_main.c) writes out<i>.bin and
 stats.txt into the run directory through semihosting and exits with ``<name>_run``'s status. A
 target's boards are tried in order; the first one the image links for (no region overflow, enough
 RAM left for the stack) is used.
@@ -91,7 +91,7 @@ def build_target(result, target: str | Target, workdir: str | Path, inputs: list
     data = [_c_bytes(np.ascontiguousarray(np.asarray(x).astype(t.dtype).reshape((samples, *t.shape) if samples
                                                                                  else t.shape)))
             for t, x in zip(result.inputs, inputs)]
-    main.write_text(template("target_batch_main.c.j2" if samples else "target_main.c.j2").render(
+    main.write_text(template("harness/target_batch_main.c.j2" if samples else "harness/target_main.c.j2").render(
         name=result.name, NAME=result.name.upper(), inputs=result.inputs, outputs=result.outputs,
         input_data=data, fill=arena_fill, samples=samples))
     model_srcs = [src / f for f in sorted(result.files) if f.endswith(".c")]   # <name>.c, <name>_weights.c, ...

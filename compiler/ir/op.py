@@ -3,7 +3,7 @@
 An entry is a subclass of :class:`OpDef` decorated with :func:`register_op` (see ``compiler/ops/``):
 its attributes and defaults, the type relation (``infer``), the fusion kind (``pattern``), the numpy
 reference (``compute``, the interpreter's oracle), for element-wise ops the name of the C
-expression macro in ``codegen_templates/elemwise.c.j2``, and the facts passes and the cost model
+expression macro in ``codegen_templates/expr/elemwise.c.j2``, and the facts passes and the cost model
 ask about an op (class attributes below, e.g. ``lut``, ``is_view``, ``cost_family``). Passes derive
 their op sets from these with ``tinyfuse.ops.ops_where`` instead of keeping lists of op names.
 The kernel of an op is registered by anchor op name in ``tinyfuse.lower.registry.LOWERINGS``.
@@ -38,7 +38,7 @@ class OpDef:
     pattern: OpPattern = OpPattern.OPAQUE
     attrs: dict = {}
     num_inputs: int | None = None   # None: variadic
-    c_expr: str | None = None       # element-wise ops: macro name in elemwise.c.j2
+    c_expr: str | None = None       # element-wise ops: macro name in expr/elemwise.c.j2
 
     # Facts other modules read (each names its reader); the defaults are "no".
     is_view: bool = False           # same bytes, new shape (reshape): no kernel, no buffer (fuse_ops, memory)

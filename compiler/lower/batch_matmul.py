@@ -15,9 +15,9 @@ from ..codegen.templates import template
 from ..ir import Constant
 from ..ops.batch_matmul import logical_shapes
 from ..ops.view import contiguous
-from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
+from .reduction_nest import reduction_kernel
 from .registry import lowering
 
 
@@ -43,7 +43,6 @@ def lower_batch_matmul(fn, anchor, epi, pool, name) -> Kernel:
     K = sa[-1]
     axes = at["out_axes"] or tuple(range(len(shape)))
     t = template("batch_matmul/ref.c.j2").module
-    ctype = anchor.ty.ctype
     dims = tuple(f"o{i}" for i in range(len(shape)))
     a_at = _reader(a, at["a_view"], pool, epi, nb)
     b_at = _reader(b, at["b_view"], pool, epi, nb)
@@ -53,17 +52,5 @@ def lower_batch_matmul(fn, anchor, epi, pool, name) -> Kernel:
         o = [c[d] for d in dims]
         return t.S_mac(a_at(o[:nb], o[nb], c["k"]), b_at(o[:nb], c["k"], o[nb + 1]), *offsets)
 
-    def store(**c):
-        idx = [c[dims[i]] for i in axes]
-        lines, value = epi.code(idx)
-        return t.S_out(lines, value, f"out[{flat_index(anchor.ty.shape, idx)}]")
-
-    ob = box(dims, shape)
-    stmts = [
-        Statement("S_init", dims, ob, dims + ("0", "0"), lambda **c: t.S_init(ctype)),
-        Statement("S_mac", dims + ("k",), f"{ob} and 0 <= k < {K}", dims + ("1", "k"), mac),
-        Statement("S_out", dims, ob, dims + ("2", "0"), store),
-    ]
-    macros, loops = loops_to_c(stmts)
-    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{ctype} acc;"], macros,
-                  macs=int(np.prod(shape)) * K)
+    return reduction_kernel(fn, anchor, epi, t, name, dims, box(dims, shape), (("k",), f"0 <= k < {K}"), mac,
+                            lambda **c: [c[dims[i]] for i in axes], macs=int(np.prod(shape)) * K)

@@ -3,9 +3,9 @@ output channel k = g*M + m, input channel ci = g*Cg + c. Padding is a domain cut
 an instance), so the loop bounds carry it and the body has no branch."""
 from ..codegen.templates import template
 from ..ops.conv import Conv2D
-from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
+from .reduction_nest import reduction_kernel
 from .registry import lowering
 
 
@@ -21,7 +21,6 @@ def lower_conv2d(fn, anchor, epi, pool, name) -> Kernel:
     OH, OW = anchor.ty.shape[1:3] if nhwc else anchor.ty.shape[2:4]
     wname = pool.ref(wt)
     t = template("conv2d/ref.c.j2").module
-    ctype = anchor.ty.ctype
     offset = -a.get("input_zero_point", 0)   # qnn.conv2d: CMSIS-NN input_offset
 
     outer = ("n", "h", "w", "g", "m")
@@ -40,16 +39,5 @@ def lower_conv2d(fn, anchor, epi, pool, name) -> Kernel:
         wi = flat_index(wt.ty.shape, [k, r, s, c] if a["kernel_layout"] == "OHWI" else [k, c, r, s])
         return t.S_mac(f"p0[{xi}]", f"{wname}[{wi}]", offset)
 
-    def store(n, h, w, g, m):
-        idx = out_idx(n, h, w, g, m)
-        lines, value = epi.code(idx)
-        return t.S_out(lines, value, f"out[{flat_index(anchor.ty.shape, idx)}]")
-
-    stmts = [
-        Statement("S_init", outer, out_box, outer + ("0", "0", "0", "0"), lambda **k: t.S_init(ctype)),
-        Statement("S_mac", outer + ("r", "s", "c"), f"{out_box} and {taps}", outer + ("1", "r", "s", "c"), mac),
-        Statement("S_out", outer, out_box, outer + ("2", "0", "0", "0"), store),
-    ]
-    macros, loops = loops_to_c(stmts)
-    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{ctype} acc;"], macros,
-                  macs=N * OH * OW * O * KH * KW * Cg)
+    return reduction_kernel(fn, anchor, epi, t, name, outer, out_box, (("r", "s", "c"), taps), mac, out_idx,
+                            macs=N * OH * OW * O * KH * KW * Cg)

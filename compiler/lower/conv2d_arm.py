@@ -95,6 +95,38 @@ def inplace_buffer(g, fn, order, col_bytes: int):
     return tmp, base + 2 * g.K, store
 
 
+def blocked_conv(fn, anchor, epi, name, g, order, t, *, geo: dict, direct: bool, col: tuple[str, int],
+                 weights: tuple[str, int], init, micro) -> Kernel:
+    """The int8 conv (groups 1) kernel over output blocks of 2 pixels x 2 channels (blocked_statements),
+    shared by the arm_dsp and arm_mve variants; only the micro-kernel differs.
+
+    ``t``: the variant's template module, whose ``im2col(n, p, j, geo)`` fills column j of the scratch
+    for output pixel p; ``direct``: the input is read in place (no im2col); ``col``: (C element type of
+    the columns, their scratch bytes); ``weights``: (C name of the [O][row] weights, row length);
+    ``init(o)``: start value of an accumulator of output channel o (C expression); ``micro(x, w, inits,
+    npix, nch, outs)``: C of one block from the pointers to its first input pixel (or column) and
+    weight row, the two channels' start values and block_outputs. ``order``: in place through a pixel
+    buffer (lower_simd_inplace), pixels in that order; None: not in place.
+    """
+    out_shape = anchor.ty.shape
+    wname, wk = weights
+    tmp, scratch, store = inplace_buffer(g, fn, order, col[1]) if order else (None, col[1], None)
+
+    def im2col(n, p, npix):
+        return "\n".join("{\n" + t.im2col(n, affine((p, 1), (str(j), 1)), j, geo) + "}" for j in range(npix))
+
+    def block(n, p, o, npix, nch):
+        x = f"p0 + {affine((n, g.P * g.C), (p, g.C))}" if direct else f"(const {col[0]} *)scratch"
+        w = f"{wname} + {affine((o, wk))}" if o != "0" else wname
+        return micro(x, w, [init(o), init(affine((o, 1), ("1", 1)))], npix, nch,
+                     block_outputs(epi, out_shape, n, p, o, npix, nch, tmp))
+
+    macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.K, None if direct else im2col, block, store,
+                                                  order or "ascending"))
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
+                  macs=g.N * g.P * g.K * g.reduction, scratch_bytes=scratch, headers=list(HEADERS))
+
+
 @variant("arm_dsp", "qnn.conv2d")
 def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
     """``order``: run in place through a pixel buffer (lower_simd_inplace), pixels in that order."""
@@ -102,15 +134,13 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
     if g.G != 1:
         from .depthwise_arm import depthwise_dsp
         return depthwise_dsp(fn, anchor, epi, pool, name, g, order)
-    out_shape = anchor.ty.shape
-    check_flat_operands(epi, out_shape, (1, 2))
+    check_flat_operands(epi, anchor.ty.shape, (1, 2))
     wt = anchor.args[1].value.reshape(g.K, g.reduction)
     t = template("conv2d/arm_dsp.c.j2").module
     direct = g.is_pointwise and g.C % 4 == 0
     if direct:                        # int8 in place, offset folded (every tap real)
         K4, wname = g.reduction, pool.ref(anchor.args[1])
         init = fold_offset(epi, anchor, offset_fold(wt, g.offset), pool)
-        scratch = 0
     else:                             # int16 im2col in the scratch
         wp = pad_k(wt, 4)
         K4 = wp.shape[1]
@@ -118,24 +148,12 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
             wp = swap_middle_pairs(wp)
         wname = pool.ref(wp, key=("dsp_w", id(anchor))) if wp is not wt else pool.ref(anchor.args[1])
         init = lambda o: "0"  # noqa: E731
-        scratch = 4 * K4              # two pixels x K4 int16
-    geo = vars(g) | {"K4": K4, "offset": g.offset}
-    tmp, scratch, store = inplace_buffer(g, fn, order, scratch) if order else (None, scratch, None)
-
-    def col(n, p, npix):
-        return "\n".join("{\n" + t.im2col(n, affine((p, 1), (str(j), 1)), j, geo) + "}" for j in range(npix))
-
-    def block(n, p, o, npix, nch):
-        x = f"p0 + {affine((n, g.P * g.C), (p, g.C))}" if direct else "(const int32_t *)scratch"
-        w = f"{wname} + {affine((o, K4))}" if o != "0" else wname
-        return t.block("direct" if direct else "col", npix, nch, K4 // 4, x, g.C, w, K4,
-                       [init(o), init(affine((o, 1), ("1", 1)))],
-                       block_outputs(epi, out_shape, n, p, o, npix, nch, tmp))
-
-    macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.K, None if direct else col, block, store,
-                                                  order or "ascending"))
-    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
-                  macs=g.N * g.P * g.K * g.reduction, scratch_bytes=scratch, headers=list(HEADERS))
+    mode = "direct" if direct else "col"
+    col_bytes = 0 if direct else 4 * K4     # two pixels x K4 int16
+    return blocked_conv(fn, anchor, epi, name, g, order, t, geo=vars(g) | {"K4": K4, "offset": g.offset},
+                        direct=direct, col=("int32_t", col_bytes), weights=(wname, K4), init=init,
+                        micro=lambda x, w, inits, npix, nch, outs:
+                        t.block(mode, npix, nch, K4 // 4, x, g.C, w, K4, inits, outs))
 
 
 @variant("arm_mve", "qnn.conv2d")
@@ -143,32 +161,17 @@ def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
     """``order``: run in place through a pixel buffer (lower_simd_inplace), pixels in that order."""
     g = conv_geometry(anchor)
     require(g.G == 1, "no Helium depthwise / grouped conv kernel (the next variant, arm_dsp, has one)")
-    out_shape = anchor.ty.shape
-    check_flat_operands(epi, out_shape, (1, 2))
+    check_flat_operands(epi, anchor.ty.shape, (1, 2))
     wt = anchor.args[1].value.reshape(g.K, g.reduction)
     t = template("conv2d/arm_mve.c.j2").module
     direct = g.is_pointwise           # int8 in place; else int8 im2col padded with the zero point
     wname = pool.ref(anchor.args[1])
     init = fold_offset(epi, anchor, offset_fold(wt, g.offset), pool)   # exact: real inputs or the zero point
-    geo = vars(g) | {"K": g.reduction, "offset": g.offset}
-    tmp, scratch, store = inplace_buffer(g, fn, order, 0 if direct else 2 * g.reduction)
-
-    def col(n, p, npix):
-        return "\n".join("{\n" + t.im2col(n, affine((p, 1), (str(j), 1)), j, geo) + "}" for j in range(npix))
-
-    def block(n, p, o, npix, nch):
-        x = f"p0 + {affine((n, g.P * g.C), (p, g.C))}" if direct else "(const int8_t *)scratch"
-        w = f"{wname} + {affine((o, g.reduction))}" if o != "0" else wname
-        return t.block(npix, nch, g.reduction, x, g.C if direct else g.reduction, w, g.reduction,
-                       [init(o), init(affine((o, 1), ("1", 1)))],
-                       block_outputs(epi, out_shape, n, p, o, npix, nch, tmp))
-
-    macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.K, None if direct else col, block, store,
-                                                  order or "ascending"))
-    if not order:
-        scratch = 0 if direct else 2 * g.reduction
-    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
-                  macs=g.N * g.P * g.K * g.reduction, scratch_bytes=scratch, headers=list(HEADERS))
+    xs = g.C if direct else g.reduction
+    return blocked_conv(fn, anchor, epi, name, g, order, t, geo=vars(g) | {"K": g.reduction, "offset": g.offset},
+                        direct=direct, col=("int8_t", 0 if direct else 2 * g.reduction), weights=(wname, g.reduction),
+                        init=init, micro=lambda x, w, inits, npix, nch, outs:
+                        t.block(npix, nch, g.reduction, x, xs, w, g.reduction, inits, outs))
 
 
 __all__ = ["block_outputs", "blocked_statements", "conv_geometry", "inplace_buffer"]

@@ -18,6 +18,7 @@ from ..ops.conv import Conv2D
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
 from .kernel import Epilogue, Kernel, affine, flat_index
+from .reduction_nest import reduction_statements
 from .registry import lowering
 
 
@@ -67,13 +68,10 @@ def lower_horizontal(fn, anchor, epi, pool, name) -> Kernel:
             return t.S_out(lines, value, f"out[{_packed(off, shape, idx)}]")
         return body
 
-    zeros = ("0",) * len(reduce_dims)
-    stmts = [Statement("S_init", dims, stmts_box, dims + ("0",) + zeros, lambda **c: t.S_init(ctype)),
-             Statement("S_mac", dims + reduce_dims, f"{stmts_box} and {reduce_box}", dims + ("1",) + reduce_dims, mac)]
-    for j, (head, e, off, shape) in enumerate(branches):
-        dom = f"{stmts_box} and {head.attrs['begin']} <= {ch} < {head.attrs['end']}"
-        stmts.append(Statement(f"S_out{j}", dims, dom, dims + ("2",) + zeros, store(head, e, off, shape)))
-    macros, loops = loops_to_c(stmts)
+    stores = [(f"S_out{j}", f"{head.attrs['begin']} <= {ch} < {head.attrs['end']}", store(head, e, off, shape))
+              for j, (head, e, off, shape) in enumerate(branches)]
+    macros, loops = loops_to_c(reduction_statements(dims, stmts_box, (reduce_dims, reduce_box),
+                                                    lambda **c: t.S_init(ctype), mac, stores))
     kernel = Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{ctype} acc;"], macros, macs=macs)
     kernel.ops = ["horizontal", fused.op] + [op.op for _, e, _, _ in branches for op in e.ops]
     return kernel

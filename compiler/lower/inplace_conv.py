@@ -122,7 +122,7 @@ def finish(kernel: Kernel, fn: Function, anchor, epi_ops, variant: str) -> Kerne
     kernel.ops = [c.op for c in ([anchor] if anchor is not None else []) + list(epi_ops)]
     kernel.group = fn.attrs.get("name", kernel.name)
     kernel.variant = variant
-    kernel.code = template("kernel.c.j2").render(
+    kernel.code = template("expr/kernel.c.j2").render(
         name=kernel.name, group=kernel.group, ops=kernel.ops, macs=kernel.macs,
         params=[p.ctype for p in kernel.params], out_ctype=kernel.out.ctype, decls=kernel.decls,
         loops=kernel.loops, variant="ref", scratch=kernel.scratch_bytes)

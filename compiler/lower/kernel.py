@@ -109,19 +109,19 @@ class Epilogue:
 
     ``anchor`` (if any) is the value ``acc``; operands that are params or constants are loaded with
     broadcast indexing from the output index; each op's C expression comes from the macro named by
-    its registry entry in ``codegen_templates/elemwise.c.j2``.
+    its registry entry in ``codegen_templates/expr/elemwise.c.j2``.
     """
 
     def __init__(self, fn: Function, anchor: Call | None, ops: list[Call], pool: ConstPool, ctype: str):
         self.fn, self.anchor, self.ops, self.pool, self.ctype = fn, anchor, ops, pool, ctype
         self.param_names = {id(p): f"p{i}" for i, p in enumerate(fn.params)}
-        self.macro_modules = [template("elemwise.c.j2").module, template("qnn.c.j2").module]
+        self.macro_modules = [template("expr/elemwise.c.j2").module, template("expr/qnn.c.j2").module]
 
     def macro(self, name: str):
         for module in self.macro_modules:
             if hasattr(module, name):
                 return getattr(module, name)
-        raise AssertionError(f"no C expression macro '{name}' in elemwise.c.j2 or qnn.c.j2")
+        raise AssertionError(f"no C expression macro '{name}' in expr/elemwise.c.j2 or expr/qnn.c.j2")
 
     def attrs_for(self, op: Call, macro) -> dict:
         """Attributes as the macro sees them: arrays become const array names, plus ``dtype`` (the

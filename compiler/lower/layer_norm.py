@@ -28,7 +28,7 @@ def lower_layer_norm(fn, anchor, epi, pool, name) -> Kernel:
     a = anchor.attrs
     axis, shape = a["axis"], x.ty.shape
     int8 = anchor.op == "qnn.layer_norm"
-    t = template(f"layer_norm/{'int8' if int8 else 'ref'}.c.j2").module
+    t = template(f"layer_norm/{'ref_int8' if int8 else 'ref'}.c.j2").module
     outer = tuple(f"o{i}" for i in range(axis)) or ("z",)
     inner = tuple(f"o{i}" for i in range(axis, len(shape)))
     outer_box = box(outer, shape[:axis] or (1,))

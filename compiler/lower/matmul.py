@@ -5,9 +5,9 @@ import numpy as np
 
 from ..codegen.templates import template
 from ..ir import Constant
-from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
 from .kernel import Kernel, flat_index
+from .reduction_nest import reduction_kernel
 from .registry import lowering
 
 
@@ -25,7 +25,6 @@ def lower_matmul(fn, anchor, epi, pool, name) -> Kernel:
     has_m = a.ty.ndim >= 2
     nb = len(out_shape) - 1 - int(has_m)      # number of batch dims of the output
     t = template("matmul/ref.c.j2").module
-    ctype = anchor.ty.ctype
     dims = tuple(f"o{i}" for i in range(len(out_shape)))
     b_batch = b.ty.shape[:-2]
     if isinstance(b, Constant):
@@ -42,17 +41,5 @@ def lower_matmul(fn, anchor, epi, pool, name) -> Kernel:
         bi = _batch_index(b_batch, batch)
         return t.S_mac(f"p0[{flat_index(a.ty.shape, ai)}]", b_at(bi, k, o[-1]), -anchor.attrs.get("input_zero_point", 0))
 
-    def store(**c):
-        o = [c[d] for d in dims]
-        lines, value = epi.code(o)
-        return t.S_out(lines, value, f"out[{flat_index(out_shape, o)}]")
-
-    ob = box(dims, out_shape)
-    stmts = [
-        Statement("S_init", dims, ob, dims + ("0", "0"), lambda **c: t.S_init(ctype)),
-        Statement("S_mac", dims + ("k",), f"{ob} and 0 <= k < {K}", dims + ("1", "k"), mac),
-        Statement("S_out", dims, ob, dims + ("2", "0"), store),
-    ]
-    macros, loops = loops_to_c(stmts)
-    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{ctype} acc;"], macros,
-                  macs=int(np.prod(out_shape)) * K)
+    return reduction_kernel(fn, anchor, epi, t, name, dims, box(dims, out_shape), (("k",), f"0 <= k < {K}"), mac,
+                            lambda **c: [c[d] for d in dims], macs=int(np.prod(out_shape)) * K)

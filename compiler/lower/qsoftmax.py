@@ -21,7 +21,7 @@ def lower_qsoftmax(fn, anchor, epi, pool, name) -> Kernel:
     shape, axis = anchor.ty.shape, a["axis"] % anchor.ty.ndim
     fixed = quant.softmax_is_fixed_point(a["in_scale"], a["out_scale"], a["out_zero_point"])
     params = quant.softmax_params(a["in_scale"]) if fixed else {}
-    loops = template("softmax/int8.c.j2").render(
+    loops = template("softmax/ref_int8.c.j2").render(
         outer=int(np.prod(shape[:axis])), length=shape[axis], inner=int(np.prod(shape[axis + 1:])),
         fixed=fixed, **params,
         in_scale=_double(a["in_scale"]), out_scale=_double(a["out_scale"]), out_zero_point=a["out_zero_point"])

@@ -2,7 +2,7 @@
 
 Every op here has numpy broadcasting semantics over all its operands (ONNX "multidirectional
 broadcasting", ONNX Operators: Add-14 etc.), so lowering can index any operand from the output index.
-``c_expr`` names the macro in ``codegen_templates/elemwise.c.j2`` that prints the C expression.
+``c_expr`` names the macro in ``codegen_templates/expr/elemwise.c.j2`` that prints the C expression.
 """
 from __future__ import annotations
 

@@ -8,17 +8,7 @@ import pytest
 from tinyfuse.driver import compile_model
 from tinyfuse.harness import build_host, run_host
 from tinyfuse.ir.interpreter import run_module
-from tests.conftest import ort_run, shared_or_skip
-
-TFLM_HEAD = {"kws_ref_model": 16000, "pretrainedResnet_quant": 49152, "ad01_int8": 768}
-
-
-def tflm_run(tflite_path, x):
-    import tflite_micro
-    it = tflite_micro.runtime.Interpreter.from_file(str(tflite_path), arena_size=512 * 1024)
-    it.set_input(x, 0)
-    it.invoke()
-    return it.get_output(0)
+from tests.conftest import TFLM_HEAD, ort_run, shared_or_skip, tflm_run
 
 
 @pytest.mark.parametrize("model", sorted(TFLM_HEAD))
@@ -34,7 +24,7 @@ def test_mlperf_int8_bit_exact_with_tflm(model, tmp_path):
                                                          for _ in range(5)]
     for i, x in enumerate(inputs):
         (got,) = run_host(exe, result, [x])
-        want = tflm_run(tflite_path, x)
+        (want,) = tflm_run(tflite_path, [x])
         assert np.array_equal(got, want), f"{model} input {i}: {np.sum(got != want)} outputs differ from TFLM"
     assert np.array_equal(run_host(exe, result, [io["input"]])[0], io["tflm"])
     assert result.arena_bytes <= TFLM_HEAD[model]

@@ -5,7 +5,7 @@ softmax in fixed point: a Q5.26 scaled difference, gemmlowp's exp_on_negative_va
 and a Newton-Raphson reciprocal. A float softmax rounded to int8 differs from it by one LSB on about
 one random model in a hundred (REPRO below), so tinyfuse implements the same integer arithmetic:
 compiler/quant.py (softmax_params, softmax_int8; QSoftmax.compute) and runtime_c tinyfuse/quant.h
-(codegen_templates/softmax/int8.c.j2).
+(codegen_templates/softmax/ref_int8.c.j2).
 
   (a) the numpy reference equals TFLM on every one of N_CASES seeded one-op models (no gcc);
   (b) the generated C equals TFLM on C_CASES of them (ONNX QDQ twin:
@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -27,8 +26,9 @@ from tinyfuse import quant
 from tinyfuse.codegen.emit import QUANT_SOURCE
 import tinyfuse.ops  # noqa: F401  (registers the ops)
 from tinyfuse.ir.op import get_op
-from tests.c import qdq_builders as qb
-from tests.conftest import compile_and_run, shared_or_skip
+from tests.builders import qdq as qb
+from tests.builders import tflm_oneop
+from tests.conftest import compile_and_run, skip_or_fail
 
 N_CASES = 120
 C_CASES = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89)     # REPRO and ten random ones
@@ -36,14 +36,6 @@ C_CASES = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89)     # REPRO and ten random ones
 # The model that exposed the float softmax: index 10 is 98 in TFLM, 99 in a rounded float softmax.
 REPRO = dict(in_q=(0.04094026, -16),
              x=np.array([[-112, -81, -114, -73, -75, -96, -79, 37, -17, 71, 127, -79]], np.int8))
-
-
-def _oneop():
-    tools = shared_or_skip("tools", "tflm_oneop.py").parent
-    if str(tools) not in sys.path:
-        sys.path.insert(0, str(tools))
-    import tflm_oneop
-    return tflm_oneop
 
 
 def _case_inputs(i: int) -> dict:
@@ -75,7 +67,7 @@ def _case_inputs(i: int) -> dict:
 def _case(i: int):
     """(in_q, x, beta, TFLM output) of case i."""
     c = _case_inputs(i)
-    oneop = _oneop()
+    oneop = tflm_oneop()
     (want,) = oneop.run(oneop.softmax(c["x"].shape, c["in_q"], beta=c["beta"]), [c["x"]])
     return c["in_q"], c["x"], c["beta"], want
 
@@ -108,7 +100,7 @@ def test_numpy_reference_equals_tflm():
 def test_numpy_reference_beta_and_extreme_scales():
     """beta != 1 (TFLite's SoftmaxOptions) and scales far outside the random range, where the
     multiplier saturates (scale ≥ 32) or diff_min cuts almost everything."""
-    oneop, rng = _oneop(), np.random.default_rng(99)
+    oneop, rng = tflm_oneop(), np.random.default_rng(99)
     bad = []
     for k, (scale, beta) in enumerate([(0.05, 0.3), (0.02, 2.5), (0.1, 0.7), (1.0, 1.0), (4.0, 1.0),
                                        (40.0, 1.0), (0.0005, 1.0), (0.00002, 1.0), (0.3, 1.9)]):
@@ -202,7 +194,7 @@ int main(void)
 def test_c_helpers_equal_numpy(tmp_path):
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
-        pytest.skip("no C compiler")
+        skip_or_fail("no C compiler (gcc or cc)")
     (tmp_path / "tinyfuse_quant.h").write_text(QUANT_SOURCE.read_text())
     (tmp_path / "main.c").write_text(_HELPER_MAIN)
     exe = tmp_path / "helpers"

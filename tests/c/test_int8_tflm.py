@@ -3,7 +3,7 @@
 For every case the same integers (input, weights, bias) and the same quantization parameters go
 into two models:
   (a) a one-op int8 TFLite model (../shared/tools/tflm_oneop.py), run by TFLM: the exact oracle;
-  (b) its ONNX QDQ twin (tests/c/qdq_builders.py), which tinyfuse compiles to C.
+  (b) its ONNX QDQ twin (tests/builders/qdq.py), which tinyfuse compiles to C.
 tinyfuse's output must equal TFLM's bit for bit (ONNX → legalize_qdq → int8 C kernels with the
 TFLite/CMSIS-NN arithmetic of ../shared/docs/QUANT.md).
 
@@ -19,162 +19,17 @@ inputs (asymmetric 0/1 padding), dilation 2, depth multiplier 3, 1x1 and non-squ
 from __future__ import annotations
 
 import functools
-import sys
-from dataclasses import dataclass
 
 import numpy as np
-import onnx
 import pytest
 
-from tests.c import qdq_builders as qb
-from tests.conftest import compile_and_run, ort_run, shared_or_skip
+from tests.builders import (Case, binary_case, concat_case, conv_case, fc_case, pool_case, reshape_case,
+                            unary_case)
+from tests.conftest import compile_and_run, ort_run
 
 ORT_TOL_LSB = 2                      # ORT requantizes in float (half-even): ±1 per op expected
 ANCHORS = {"conv": "qnn.conv2d", "depthwise": "qnn.conv2d", "fc": "qnn.matmul"}
 NO_ARITHMETIC = ("max_pool", "concat", "reshape")   # QUANT.md: pure data movement, no requantize
-
-
-def _oneop():
-    tools = shared_or_skip("tools", "tflm_oneop.py").parent
-    if str(tools) not in sys.path:
-        sys.path.insert(0, str(tools))
-    import tflm_oneop
-    return tflm_oneop
-
-
-@dataclass
-class Case:
-    kind: str
-    tflm: bytes
-    model: onnx.ModelProto
-    inputs: list[np.ndarray]             # int8, in model input order
-    want: np.ndarray                     # TFLM output
-    desc: str                            # quantization parameters, for failure messages
-
-    @property
-    def feeds(self):
-        return {vi.name: x for vi, x in zip(self.model.graph.input, self.inputs)}
-
-
-# ----------------------------------------------------------------------------- random parameters
-def _f32(v) -> float:
-    return float(np.float32(v))
-
-
-def _act_q(rng, lo=0.01, hi=0.1):
-    return (_f32(rng.uniform(lo, hi)), int(rng.integers(-100, 101)))
-
-
-def _i8(rng, shape, zp=0, spread=55):
-    """int8 activations around the zero point (real values around 0), some saturated."""
-    return np.clip(np.round(zp + rng.normal(0, spread, shape)), -128, 127).astype(np.int8)
-
-
-def _out_q(rng, probe: onnx.ModelProto, feeds) -> tuple[float, int]:
-    """An output (scale, zero point) fitted to the real output range of the float probe: a few
-    percent saturate, the zero point is jittered (and is never forced to -128)."""
-    y = ort_run(probe, feeds)[0].astype(np.float64)
-    lo, hi = min(np.percentile(y, 1), 0.0), max(np.percentile(y, 99), 0.0)
-    scale = max(hi - lo, 1e-3) / 255 * rng.uniform(0.7, 1.1)
-    zp = int(np.clip(np.round(-128 - lo / scale) + rng.integers(-12, 13), -128, 127))
-    return _f32(scale), zp
-
-
-# ----------------------------------------------------------------------------- case builders
-def _conv_like(kind, seed, x_shape, out_ch, k, stride=(1, 1), padding="SAME", dilation=(1, 1),
-               act="NONE", mult=1):
-    oneop, rng = _oneop(), np.random.default_rng(seed)
-    in_q = _act_q(rng)
-    x = _i8(rng, x_shape, in_q[1])
-    if kind == "conv":
-        w = rng.integers(-127, 128, (out_ch, *k, x_shape[3])).astype(np.int8)            # OHWI
-        taps = k[0] * k[1] * x_shape[3]
-    else:
-        out_ch = x_shape[3] * mult
-        w = rng.integers(-127, 128, (1, *k, out_ch)).astype(np.int8)                     # 1HWC
-        taps = k[0] * k[1]
-    w_scales = rng.uniform(0.002, 0.02, out_ch).astype(np.float32)
-    lim = int(1500 * np.sqrt(taps))
-    bias = rng.integers(-lim, lim + 1, out_ch).astype(np.int32)
-    geo = dict(stride=stride, padding=padding, dilation=dilation)
-    if kind == "conv":
-        build_onnx = functools.partial(qb.conv2d, x_shape, w, bias, in_q, w_scales, **geo)
-        build_tflm = functools.partial(oneop.conv2d, x_shape, w, bias, in_q, w_scales, **geo)
-    else:
-        build_onnx = functools.partial(qb.depthwise_conv2d, x_shape, w, bias, in_q, w_scales,
-                                       depth_multiplier=mult, **geo)
-        build_tflm = functools.partial(oneop.depthwise_conv2d, x_shape, w, bias, in_q, w_scales,
-                                       depth_multiplier=mult, **geo)
-    out_q = _out_q(rng, build_onnx(None, activation="NONE", probe=True), {"x": x})
-    model, tflm = build_onnx(out_q, activation=act), build_tflm(out_q, activation=act)
-    return _case(kind, tflm, model, [x], f"in_q={in_q} out_q={out_q} w_scales[:3]={w_scales[:3]}")
-
-
-def _fc(seed, batch, k, n, act="NONE", per_channel=False):
-    oneop, rng = _oneop(), np.random.default_rng(seed)
-    in_q = _act_q(rng)
-    x = _i8(rng, (batch, k), in_q[1])
-    w = rng.integers(-127, 128, (n, k)).astype(np.int8)
-    w_scale = (rng.uniform(0.002, 0.02, n).astype(np.float32) if per_channel
-               else _f32(rng.uniform(0.002, 0.02)))
-    lim = int(1500 * np.sqrt(k))
-    bias = rng.integers(-lim, lim + 1, n).astype(np.int32)
-    out_q = _out_q(rng, qb.fully_connected(x.shape, w, bias, in_q, w_scale, None, probe=True), {"x": x})
-    model = qb.fully_connected(x.shape, w, bias, in_q, w_scale, out_q, activation=act)
-    tflm = oneop.fully_connected(x.shape, w, bias, in_q, w_scale, out_q, activation=act)
-    return _case("fc", tflm, model, [x], f"in_q={in_q} w_scale={w_scale} out_q={out_q}")
-
-
-def _binary(kind, seed, a_shape, b_shape, act="NONE"):
-    oneop, rng = _oneop(), np.random.default_rng(seed)
-    a_q, b_q = _act_q(rng, 0.01, 0.1), _act_q(rng, 0.01, 0.1)
-    a, b = _i8(rng, a_shape, a_q[1]), _i8(rng, b_shape, b_q[1])
-    op = {"add": "Add", "mul": "Mul"}[kind]
-    out_q = _out_q(rng, qb.binary(op, a_shape, b_shape, a_q, b_q, None, probe=True), {"a": a, "b": b})
-    model = qb.binary(op, a_shape, b_shape, a_q, b_q, out_q, activation=act)
-    tflm = getattr(oneop, kind)(a_shape, b_shape, a_q, b_q, out_q, activation=act)
-    return _case(kind, tflm, model, [a, b], f"a_q={a_q} b_q={b_q} out_q={out_q}")
-
-
-def _pool(kind, seed, x_shape, filter, stride, padding="VALID", act="NONE"):
-    oneop, rng = _oneop(), np.random.default_rng(seed)
-    q = _act_q(rng, 0.01, 0.1)
-    x = _i8(rng, x_shape, q[1], spread=30)    # the max of 25 taps must not always saturate
-    op, fn = {"avg_pool": ("AveragePool", oneop.average_pool2d), "max_pool": ("MaxPool", oneop.max_pool2d)}[kind]
-    geo = dict(filter=filter, stride=stride, padding=padding, activation=act)
-    return _case(kind, fn(x_shape, q, **geo), qb.pool2d(op, x_shape, q, **geo), [x], f"q={q}")
-
-
-def _unary(kind, seed, x_shape, full_range=False):
-    oneop, rng = _oneop(), np.random.default_rng(seed)
-    in_q = _act_q(rng, 0.015, 0.06)      # real inputs within about ±8: few saturated outputs
-    if full_range:                       # every int8 value once: the whole lookup table
-        x = rng.permutation(np.arange(-128, 128)).astype(np.int8).reshape(x_shape)
-    else:
-        x = _i8(rng, x_shape, in_q[1], spread=40)
-    op, fn = {"softmax": ("Softmax", oneop.softmax), "logistic": ("Sigmoid", oneop.logistic),
-              "tanh": ("Tanh", oneop.tanh)}[kind]
-    return _case(kind, fn(x_shape, in_q), qb.unary(op, x_shape, in_q), [x], f"in_q={in_q}")
-
-
-def _concat(seed, shapes):
-    oneop, rng = _oneop(), np.random.default_rng(seed)
-    q = _act_q(rng)
-    xs = [_i8(rng, s, q[1]) for s in shapes]
-    tflm = oneop.concatenation(shapes, 3, [q] * len(shapes), q)
-    return _case("concat", tflm, qb.concatenation(shapes, q), xs, f"q={q}")
-
-
-def _reshape(seed, x_shape, new_shape):
-    oneop, rng = _oneop(), np.random.default_rng(seed)
-    q = _act_q(rng)
-    x = _i8(rng, x_shape, q[1])
-    return _case("reshape", oneop.reshape(x_shape, new_shape, q), qb.reshape(x_shape, new_shape, q), [x], f"q={q}")
-
-
-def _case(kind, tflm, model, inputs, desc) -> Case:
-    (want,) = _oneop().run(tflm, inputs)
-    return Case(kind, tflm, model, inputs, want, desc)
 
 
 # ----------------------------------------------------------------------------- the cases
@@ -185,13 +40,13 @@ def _specs():
         for seed in seeds:
             sid = (f"conv-{'x'.join(map(str, x))}-o{o}-k{k[0]}x{k[1]}-s{stride[0]}{stride[1]}-{padding}"
                    f"-d{dilation[0]}-{act}-seed{seed}")
-            s[sid] = functools.partial(_conv_like, "conv", seed, x, o, k, stride, padding, dilation, act)
+            s[sid] = functools.partial(conv_case, "conv", seed, x, o, k, stride, padding, dilation, act)
 
     def dw(seeds, x, mult, k, stride=(1, 1), padding="SAME", dilation=(1, 1), act="NONE"):
         for seed in seeds:
             sid = (f"depthwise-{'x'.join(map(str, x))}-m{mult}-k{k[0]}x{k[1]}-s{stride[0]}{stride[1]}-{padding}"
                    f"-d{dilation[0]}-{act}-seed{seed}")
-            s[sid] = functools.partial(_conv_like, "depthwise", seed, x, None, k, stride, padding, dilation,
+            s[sid] = functools.partial(conv_case, "depthwise", seed, x, None, k, stride, padding, dilation,
                                        act, mult)
 
     two = (0, 1)
@@ -216,16 +71,16 @@ def _specs():
     for seed in two:
         for b, k, n, act, pc in ((1, 10, 6, "NONE", False), (3, 17, 5, "RELU", False),
                                  (2, 64, 12, "RELU6", False), (1, 250, 10, "NONE", False)):
-            s[f"fc-{b}x{k}-n{n}-{act}-seed{seed}"] = functools.partial(_fc, seed, b, k, n, act, pc)
-    s["fc-2x33-n7-RELU-perchannel-seed2"] = functools.partial(_fc, 2, 2, 33, 7, "RELU", True)
+            s[f"fc-{b}x{k}-n{n}-{act}-seed{seed}"] = functools.partial(fc_case, seed, b, k, n, act, pc)
+    s["fc-2x33-n7-RELU-perchannel-seed2"] = functools.partial(fc_case, 2, 2, 33, 7, "RELU", True)
 
     for kind in ("add", "mul"):
         for seed in two:
             for a, b, act in (((1, 7, 5, 3), (1, 7, 5, 3), "NONE"), ((1, 9, 11, 5), (1, 9, 11, 5), "RELU"),
                               ((2, 4, 6, 6), (2, 4, 6, 6), "RELU6")):
                 s[f"{kind}-{'x'.join(map(str, a))}-{act}-seed{seed}"] = functools.partial(
-                    _binary, kind, seed, a, b, act)
-        s[f"{kind}-1x5x7x6-bcast-1x1x1x6-seed2"] = functools.partial(_binary, kind, 2, (1, 5, 7, 6), (1, 1, 1, 6))
+                    binary_case, kind, seed, a, b, act)
+        s[f"{kind}-1x5x7x6-bcast-1x1x1x6-seed2"] = functools.partial(binary_case, kind, 2, (1, 5, 7, 6), (1, 1, 1, 6))
 
     for kind in ("avg_pool", "max_pool"):
         for seed, (x, f, st, pad, act) in enumerate((
@@ -235,22 +90,22 @@ def _specs():
                 ((1, 9, 11, 3), (3, 3), (1, 1), "SAME", "RELU6"),   # border windows: valid counts
                 ((2, 5, 5, 4), (5, 5), (1, 1), "VALID", "NONE"))):  # global pool
             s[f"{kind}-{'x'.join(map(str, x))}-f{f[0]}-s{st[0]}-{pad}-{act}-seed{seed}"] = functools.partial(
-                _pool, kind, seed, x, f, st, pad, act)
+                pool_case, kind, seed, x, f, st, pad, act)
 
     for seed, x in enumerate(((1, 10), (3, 12), (2, 35), (1, 4, 6, 7))):
-        s[f"softmax-{'x'.join(map(str, x))}-seed{seed}"] = functools.partial(_unary, "softmax", seed, x)
+        s[f"softmax-{'x'.join(map(str, x))}-seed{seed}"] = functools.partial(unary_case, "softmax", seed, x)
     for kind in ("logistic", "tanh"):
         for seed in two:
-            s[f"{kind}-4x64-all-int8-seed{seed}"] = functools.partial(_unary, kind, seed, (4, 64), True)
-        s[f"{kind}-1x7x5x3-seed2"] = functools.partial(_unary, kind, 2, (1, 7, 5, 3))
+            s[f"{kind}-4x64-all-int8-seed{seed}"] = functools.partial(unary_case, kind, seed, (4, 64), True)
+        s[f"{kind}-1x7x5x3-seed2"] = functools.partial(unary_case, kind, 2, (1, 7, 5, 3))
 
     for seed, shapes in enumerate((((1, 5, 7, 3), (1, 5, 7, 5)), ((1, 4, 6, 2), (1, 4, 6, 3), (1, 4, 6, 6)),
                                    ((2, 3, 5, 1), (2, 3, 5, 4)))):
         s[f"concat-{'+'.join(str(sh[3]) for sh in shapes)}ch-{'x'.join(map(str, shapes[0][:3]))}-seed{seed}"] = \
-            functools.partial(_concat, seed, shapes)
+            functools.partial(concat_case, seed, shapes)
     for seed, (x, new) in enumerate((((1, 5, 7, 3), (1, 105)), ((1, 4, 6, 6), (4, 36)), ((2, 3, 5, 1), (2, -1)))):
         s[f"reshape-{'x'.join(map(str, x))}-to-{'x'.join(map(str, new))}-seed{seed}"] = functools.partial(
-            _reshape, seed, x, new)
+            reshape_case, seed, x, new)
     return s
 
 

@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 import tinyfuse
+from tinyfuse.driver import compile_model
+from tinyfuse.harness import build_host, run_host
 from tests.conftest import assert_close_to, compile_and_run, ort_run, shared_or_skip
-from tests.unit.test_passes import build_dscnn
+from tests.builders import build_dscnn
 
 REAL_FLOAT_MODELS = ["kws_ref_model_float32", "pretrainedResnet", "ad01_fp32", "mobilenetv2_035_96", "resnet10_w16_64"]
 
@@ -96,3 +98,15 @@ def test_outputs_do_not_depend_on_arena_contents(dscnn, tmp_path):
     a = run_host(build_host(r, tmp_path / "zero", arena_fill=0), r, [x])[0]
     b = run_host(build_host(r, tmp_path / "a5", arena_fill=0xA5), r, [x])[0]
     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("model", ["kws_ref_model", "pretrainedResnet"])
+def test_real_model_outputs_do_not_depend_on_arena_contents(tmp_path, model):
+    """0x00 vs 0xA5 in the arena before the run: same outputs (the sanitizer tests repeat this for every
+    real model)."""
+    path = shared_or_skip("models", "onnx", f"{model}.onnx")
+    x = np.load(path.with_suffix(".io.npz"))["input"]
+    r = compile_model(path)
+    zero = run_host(build_host(r, tmp_path / "zero", arena_fill=0x00), r, [x])[0]
+    a5 = run_host(build_host(r, tmp_path / "a5", arena_fill=0xA5), r, [x])[0]
+    assert zero.dtype == a5.dtype and np.array_equal(zero, a5)

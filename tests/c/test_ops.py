@@ -5,44 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-from tinyfuse.frontend import from_onnx
-from tinyfuse.ir.interpreter import run_module
-from tests.conftest import assert_close_to, compile_and_run, ort_run
+from tests.builders import rand
+from tests.conftest import check
 
 N = helper.make_node
-
-
-def model_of(nodes, inputs: dict[str, np.ndarray], outputs: list[str], opset: int = 13, inits=None):
-    graph = helper.make_graph(
-        nodes, "t",
-        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
-        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
-        initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (inits or {}).items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-
-
-def check(tmp_path, nodes, inputs, outputs, opset=13, inits=None, oracle_nodes=None):
-    """Compile, run and compare every output with onnxruntime (on ``oracle_nodes`` instead when
-    onnxruntime cannot run ``nodes`` but an equivalent graph); the numpy interpreter on the
-    frontend's IR (the ops' ``compute``) must agree too. Returns the CompileResult."""
-    model = model_of(nodes, inputs, outputs, opset, inits)
-    outs, result = compile_and_run(model, list(inputs.values()), tmp_path)
-    refs = ort_run(model_of(oracle_nodes, inputs, outputs, opset, inits) if oracle_nodes else model, inputs)
-    interp = run_module(from_onnx(model), list(inputs.values()))
-    for name, o, i, r in zip(outputs, outs, interp, refs):
-        for what, got in (("C", o), ("interpreter", i)):
-            try:
-                assert_close_to(np.asarray(got), r)
-            except AssertionError as e:
-                raise AssertionError(f"output {name} ({what}): {e}") from None
-    return result
-
-
-def rand(*shape, seed=0, low=None):
-    x = np.asarray(np.random.default_rng(seed).standard_normal(shape), np.float32)
-    return x if low is None else np.asarray(np.abs(x) + low, np.float32)
 
 
 def transposes(result) -> int:

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 import onnx
@@ -21,24 +20,12 @@ from tinyfuse.cli import main as cli_main
 from tinyfuse.driver import compile_model
 from tinyfuse.errors import TinyfuseError
 from tinyfuse.harness import build_host, run_host
-from tests.conftest import ort_run, shared_or_skip
+from tests.builders import tflm_oneop
+from tests.conftest import TFLM_HEAD, ort_run, shared_or_skip, tflm_run
 
-TFLM_HEAD = {"kws_ref_model": 16000, "pretrainedResnet_quant": 49152, "ad01_int8": 768}   # print_allocations()
 INT8_MODELS = list(TFLM_HEAD)
 FLOAT_MODELS = ["pretrainedResnet", "ad01_fp32"]
 TWINS = ["kws_ref_model", "pretrainedResnet_quant"]
-
-
-def tflm_run(model, inputs, arena_size=512 * 1024):
-    """TFLM on a .tflite path or bytes."""
-    import tflite_micro
-    rt = tflite_micro.runtime.Interpreter
-    it = rt.from_bytes(bytes(model), arena_size=arena_size) if isinstance(model, (bytes, bytearray)) \
-        else rt.from_file(str(model), arena_size=arena_size)
-    for i, x in enumerate(inputs):
-        it.set_input(np.ascontiguousarray(x), i)
-    it.invoke()
-    return [np.array(it.get_output(0), copy=True)]                 # the models here have one output
 
 
 def model_inputs(info, seed=2024, n=5):
@@ -110,14 +97,6 @@ def test_tflite_and_onnx_twin_compile_to_the_same_program(model, tmp_path):
 
 
 # ----------------------------------------------------------------------------------------- one-op models
-
-def _oneop():
-    tools = shared_or_skip("tools", "tflm_oneop.py").parent
-    if str(tools) not in sys.path:
-        sys.path.insert(0, str(tools))
-    import tflm_oneop
-    return tflm_oneop
-
 
 def _q(rng, lo=0.01, hi=0.1):
     return float(np.float32(rng.uniform(lo, hi))), int(rng.integers(-40, 41))
@@ -313,7 +292,7 @@ def _inputs(rng, shapes, model):
 
 @pytest.mark.parametrize("case", list(SPECS))
 def test_one_op_tflite_bit_exact_with_tflm(case, tmp_path):
-    oo = _oneop()
+    oo = tflm_oneop()
     rng = np.random.default_rng(sum(map(ord, case)))
     model, shapes = SPECS[case](rng, oo)
     result = compile_model(model)
@@ -336,7 +315,7 @@ def test_chained_ops_two_inputs_two_outputs_bit_exact(tmp_path):
     operators, several I/O tensors, an output that another operator reads too."""
     from tflite_micro.tensorflow.lite.micro.compression import model_editor as me
     from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as S
-    oo = _oneop()
+    oo = tflm_oneop()
     shape = (1, 4, 5, 3)
     a, b = oo._act(shape, (0.05, 3), "a"), oo._act(shape, (0.04, -5), "b")
     s, r, m = oo._act(shape, (0.08, 1), "s"), oo._act(shape, (0.07, -2), "r"), oo._act((1, 3), (0.03, 2), "m")
@@ -413,7 +392,7 @@ def _float_model(oo, opcode, inputs, out_shape, options=None, **fields):
 
 @pytest.mark.parametrize("case", list(FLOAT_ONE_OPS))
 def test_one_op_float_tflite_matches_tflm(case, tmp_path):
-    oo = _oneop()
+    oo = tflm_oneop()
     model = FLOAT_ONE_OPS[case](oo)
     result = compile_model(model)
     rng = np.random.default_rng(1)
@@ -437,7 +416,7 @@ def _with_version(model: bytes, version: int) -> bytes:
 
 
 def test_unsupported_operator_is_a_one_line_error(tmp_path):
-    oo = _oneop()
+    oo = tflm_oneop()
     model = _float_model(oo, "SQUARED_DIFFERENCE", [(1, 4, 4, 3), (1, 4, 4, 3)], (1, 4, 4, 3))
     with pytest.raises(TinyfuseError) as e:
         compile_model(model)
@@ -450,7 +429,7 @@ def test_unsupported_operator_is_a_one_line_error(tmp_path):
 
 
 def test_unsupported_version_is_an_error():
-    oo = _oneop()
+    oo = tflm_oneop()
     model = _with_version(oo.conv2d((1, 5, 5, 2), np.ones((3, 3, 3, 2), np.int8), None, (0.05, 0),
                                     [0.01] * 3, (0.1, 0)), 99)
     with pytest.raises(TinyfuseError, match=r"^operator 0 \(CONV_2D v99, inputs \[1, 5, 5, 2\] int8.*version 99"):
@@ -460,7 +439,7 @@ def test_unsupported_version_is_an_error():
 def test_int16_activations_are_an_error():
     from tflite_micro.tensorflow.lite.micro.compression import model_editor as me
     from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as S
-    oo = _oneop()
+    oo = tflm_oneop()
     t = [me.Tensor(shape=(1, 8), dtype=S.TensorType.INT16, quantization=me.Quantization(0.01, 0), name=n)
          for n in ("x", "y")]
     with pytest.raises(TinyfuseError, match=r"operator 0 \(LOGISTIC v1, inputs \[1, 8\] int16\).*int16"):

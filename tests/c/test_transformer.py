@@ -13,46 +13,15 @@ from collections import Counter
 
 import numpy as np
 import onnx
-import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from tinyfuse.driver import compile_model
 from tinyfuse.harness import build_host, run_host
 from tinyfuse.ir.interpreter import run_module
-from tinyfuse.passes import fuse_horizontal as fh
-from tests.c.test_ops import check, rand
-from tests.conftest import assert_close_to, ort_run, shared_or_skip
+from tests.builders import model_of, quantize_qdq, rand, sibling_int8_convs
+from tests.conftest import assert_close_to, check, ort_run, shared_or_skip
 
 N = helper.make_node
-
-
-def graph_model(nodes, inputs: dict, outputs: dict, inits: dict, opset: int = 20) -> onnx.ModelProto:
-    g = helper.make_graph(nodes, "t",
-                          [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
-                          [helper.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in outputs.items()],
-                          initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-
-
-def quantize_qdq(model: onnx.ModelProto, tmp_path, n: int = 16, seed: int = 3) -> onnx.ModelProto:
-    """onnxruntime.quantization.quantize_static, QDQ, int8 activations and per-channel int8 weights."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-    rng = np.random.default_rng(seed)
-    feeds = [{i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
-              for i in model.graph.input} for _ in range(n)]
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.it = iter(feeds)
-
-        def get_next(self):
-            return next(self.it, None)
-
-    src, dst = tmp_path / "float.onnx", tmp_path / "qdq.onnx"
-    onnx.save(model, src)
-    quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
-    return onnx.load(dst)
 
 
 def lsb_histogram(out, ref, lsb: float) -> Counter:
@@ -145,7 +114,7 @@ def attention_block(seq=8, dim=16, heads=2, seed=0) -> onnx.ModelProto:
               N("MatMul", ["p", "vt"], ["o"]), N("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]),
               N("Reshape", ["ot", "so"], ["om"]), N("MatMul", ["om", "Wf"], ["f"]), N("Add", ["f", "Bf"], ["fa"]),
               N("Gelu", ["fa"], ["ge"]), N("MatMul", ["ge", "W2"], ["f2"]), N("Add", ["f2", "X"], ["Y"])]
-    return graph_model(nodes, {"X": np.zeros((1, seq, dim))}, {"Y": [1, seq, dim]}, inits)
+    return model_of(nodes, {"X": np.zeros((1, seq, dim))}, {"Y": [1, seq, dim]}, 20, inits)
 
 
 def test_attention_block_float_qkv_one_kernel(tmp_path):
@@ -178,17 +147,11 @@ def test_int8_layer_norm_and_gelu_many_inputs(tmp_path):
     inits = {"g": rand(24, seed=1), "b": rand(24, seed=2)}
     nodes = [N("LayerNormalization", ["X", "g", "b"], ["ln"], epsilon=1e-5), N("Gelu", ["ln"], ["ge"]),
              N("Add", ["ge", "X"], ["Y"])]
-    qmodel = quantize_qdq(graph_model(nodes, {"X": np.zeros((4, 3, 24))}, {"Y": [4, 3, 24]}, inits), tmp_path)
+    qmodel = quantize_qdq(model_of(nodes, {"X": np.zeros((4, 3, 24))}, {"Y": [4, 3, 24]}, 20, inits), tmp_path)
     check_int8(tmp_path, qmodel, seeds=range(6))
 
 
 # ----------------------------------------------------------------------------------------- horizontal: convs, elemwise
-
-@pytest.fixture
-def fuse_all_siblings(monkeypatch):
-    """fuse_horizontal with views_only off: sibling groups fuse even when a consumer needs a copy."""
-    monkeypatch.setattr(fh, "VIEWS_ONLY", False)
-
 
 def test_sibling_convs_one_kernel(tmp_path, fuse_all_siblings):
     """Inception-style 1x1 branches (different widths, relu/none epilogues) plus element-wise siblings."""
@@ -209,32 +172,9 @@ def test_sibling_convs_one_kernel(tmp_path, fuse_all_siblings):
 
 
 def test_sibling_int8_convs_exact(tmp_path, fuse_all_siblings):
-    nodes = [N("Conv", ["X", "W1", "B1"], ["c1"]), N("Relu", ["c1"], ["r1"]), N("Conv", ["X", "W2", "B2"], ["c2"]),
-             N("Concat", ["c2", "r1"], ["Y"], axis=1)]
-    inits = {"W1": rand(4, 3, 1, 1, seed=1), "B1": rand(4, seed=2), "W2": rand(6, 3, 1, 1, seed=3),
-             "B2": rand(6, seed=4)}
-    qmodel = quantize_qdq(graph_model(nodes, {"X": np.zeros((1, 3, 6, 5))}, {"Y": [1, 10, 6, 5]}, inits, opset=13),
-                          tmp_path)
+    qmodel = sibling_int8_convs(3, tmp_path)
     result = check_int8(tmp_path, qmodel, max_lsb=1)
     assert sum(k.ops[0] == "horizontal" for k in result.kernels) == 1
-
-
-def test_sibling_int8_convs_cortex_m4(tmp_path, fuse_all_siblings):
-    """On a DSP core each branch of the horizontal kernel runs the arm_dsp conv micro-kernel."""
-    from tinyfuse.harness.qemu import build_target, missing_tools, run_target
-    if missing_tools("cortex-m4"):
-        pytest.skip(f"cortex-m4 needs {', '.join(missing_tools('cortex-m4'))}")
-    nodes = [N("Conv", ["X", "W1", "B1"], ["c1"]), N("Relu", ["c1"], ["r1"]), N("Conv", ["X", "W2", "B2"], ["c2"]),
-             N("Concat", ["c2", "r1"], ["Y"], axis=1)]
-    inits = {"W1": rand(4, 8, 1, 1, seed=1), "B1": rand(4, seed=2), "W2": rand(6, 8, 1, 1, seed=3),
-             "B2": rand(6, seed=4)}
-    qmodel = quantize_qdq(graph_model(nodes, {"X": np.zeros((1, 8, 6, 5))}, {"Y": [1, 10, 6, 5]}, inits, opset=13),
-                          tmp_path)
-    result = compile_model(qmodel, target="cortex-m4")
-    assert [k.variant for k in result.kernels if k.ops[0] == "horizontal"] == ["arm_dsp"]
-    x = rand(1, 8, 6, 5, seed=5)
-    (got,) = run_target(build_target(result, "cortex-m4", tmp_path / "m4", [x]))
-    np.testing.assert_array_equal(got, run_module(result.module, [x])[0])
 
 
 # ----------------------------------------------------------------------------------------- the shared model
@@ -268,19 +208,3 @@ def test_shared_transformer_block_int8(tmp_path):
     assert max(hist) <= 1, sorted(hist.items())
     assert ["horizontal", "qnn.matmul"] + ["qnn.requantize", "qnn.add"] * 3 in [k.ops for k in result.kernels]
     assert not any(op.startswith("nn.") for k in result.kernels for op in k.ops)
-
-
-@pytest.mark.parametrize("suffix", ["", "_qdq"])
-def test_shared_transformer_block_cortex_m4(tmp_path, suffix):
-    from tinyfuse.harness.qemu import build_target, missing_tools, run_target
-    if missing_tools("cortex-m4"):
-        pytest.skip(f"cortex-m4 needs {', '.join(missing_tools('cortex-m4'))}")
-    path, io = shared_model(suffix)
-    result = compile_model(path, target="cortex-m4")
-    (got,) = run_target(build_target(result, "cortex-m4", tmp_path, [io["input"]]))
-    if suffix:
-        np.testing.assert_array_equal(got, run_module(result.module, [io["input"]])[0])
-        (h,) = [k for k in result.kernels if k.ops[0] == "horizontal"]
-        assert h.variant == "arm_dsp"              # each branch on the DSP matmul micro-kernel
-    else:
-        assert_close_to(got, io["ort_float"])

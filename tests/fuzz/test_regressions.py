@@ -39,7 +39,7 @@ REGRESSIONS = {
          "ceil": 0, "count_include_pad": 0},
         conv(pads=[2, 2, 1, 2], wseed=3), {"op": "binary", "src": 2, "kind": "Add", "src2": 3}]),
     # A conv whose every window lies in the padding never reads its input: gcc -Werror stopped on
-    # "unused parameter 'p0'". Fixed in codegen_templates/kernel.c.j2 ((void) of unread params).
+    # "unused parameter 'p0'". Fixed in codegen_templates/expr/kernel.c.j2 ((void) of unread params).
     "seed75_int8_conv_all_taps_in_padding": spec(75, [1, 1, 1, 1], [
         conv(kind="pointwise", out=8, k=[1, 1], wseed=1),
         conv(kind="grouped", groups=4, dil=[2, 2], pads=[3, 2, 1, 2], wseed=3)], quant=True),

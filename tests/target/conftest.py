@@ -2,14 +2,13 @@
 (a C main + the board start-up, no model) built and run on a target's first board."""
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
-import pytest
 
 from tinyfuse.harness.qemu import INSTALL_HINT, missing_tools
 from tinyfuse.targets import BOARDS_DIR, RUNTIME_DIR, get_target
+from tests.conftest import skip_or_fail
 
 
 def require_tools(target: str, *extra: str) -> None:
@@ -17,10 +16,7 @@ def require_tools(target: str, *extra: str) -> None:
     import shutil
     missing = missing_tools(target) + [t for t in extra if shutil.which(t) is None]
     if missing:
-        msg = f"{target} needs {', '.join(missing)}; install: {INSTALL_HINT}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
+        skip_or_fail(f"{target} needs {', '.join(missing)}; install: {INSTALL_HINT}")
 
 
 def run_bare(target: str, main_c: str, workdir: Path, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -10,7 +10,7 @@ from tinyfuse.harness.bench import BENCH_KEYS, bench_target
 from tinyfuse.harness.qemu import build_target
 from tests.conftest import shared_or_skip
 from tests.target.conftest import require_tools, run_bare
-from tests.target.test_qemu import _tiny_mlp
+from tests.builders import tiny_mlp
 
 
 def test_bench_json_keys_and_sane_values(capsys):
@@ -36,7 +36,7 @@ def test_bench_json_keys_and_sane_values(capsys):
 def test_bench_is_exact_and_repeatable_and_soft_float_costs_more(tmp_path):
     require_tools("cortex-m0")
     require_tools("rv32imac")
-    path = _tiny_mlp(tmp_path / "tiny.onnx")
+    path = tiny_mlp(tmp_path / "tiny.onnx")
     x = np.random.default_rng(1).standard_normal((1, 16)).astype(np.float32)
     figures = {}
     for target in ("cortex-m0", "cortex-m7", "rv32imac"):

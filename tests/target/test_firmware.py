@@ -6,13 +6,12 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 import tinyfuse
 from tinyfuse.targets import get_target
 from tests.conftest import ROOT, assert_close_to, ort_run
 from tests.target.conftest import require_tools
-from tests.unit.test_passes import build_dscnn
+from tests.builders import build_dscnn
 
 FIRMWARE = ROOT / "examples" / "firmware"
 

@@ -4,12 +4,13 @@ import json
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from tinyfuse.cli import main as cli_main
 from tinyfuse.driver import compile_model
 from tinyfuse.errors import TinyfuseError
 from tinyfuse.harness.qemu import build_target, run_target
+from tests.builders import tiny_mlp
 from tests.conftest import assert_close_to, ort_run, shared_or_skip
 from tests.target.conftest import require_tools
 
@@ -38,24 +39,9 @@ def test_float_model_on_target_matches_onnxruntime(model, target, tmp_path):
     assert build.stats["status"] == 0 and 0 < build.stats["stack"] < 4096
 
 
-def _tiny_mlp(path, n_in=16, n_hidden=24, n_out=8):
-    rng = np.random.default_rng(3)
-    w1, w2 = rng.standard_normal((n_in, n_hidden)), rng.standard_normal((n_hidden, n_out))
-    inits = [numpy_helper.from_array(a.astype(np.float32), n) for a, n in
-             ((w1, "w1"), (rng.standard_normal(n_hidden), "b1"), (w2, "w2"), (rng.standard_normal(n_out), "b2"))]
-    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Add", ["h", "b1"], ["hb"]),
-             helper.make_node("Relu", ["hb"], ["hr"]), helper.make_node("MatMul", ["hr", "w2"], ["o"]),
-             helper.make_node("Add", ["o", "b2"], ["ob"]), helper.make_node("Softmax", ["ob"], ["y"], axis=1)]
-    graph = helper.make_graph(nodes, "tiny_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n_in])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n_out])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    onnx.save(model, path)
-    return path
-
-
 def test_small_model_runs_on_the_microbit(tmp_path):
     require_tools("cortex-m0")
-    path = _tiny_mlp(tmp_path / "tiny.onnx")
+    path = tiny_mlp(tmp_path / "tiny.onnx")
     x = np.random.default_rng(0).standard_normal((1, 16)).astype(np.float32)
     result = compile_model(path, target="cortex-m0")
     build = build_target(result, "cortex-m0", tmp_path / "b", [x])
@@ -78,7 +64,7 @@ def test_model_too_large_for_every_board_is_a_clear_error(tmp_path):
 
 def test_cli_run_on_target_compares_with_onnxruntime(tmp_path, capsys):
     require_tools("rv32imac")
-    path = _tiny_mlp(tmp_path / "tiny.onnx")
+    path = tiny_mlp(tmp_path / "tiny.onnx")
     assert cli_main(["run", str(path), "--target", "rv32imac", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["outputs_match"] and summary["target"] == "rv32imac" and summary["board"] == "virt"

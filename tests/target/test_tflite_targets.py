@@ -5,14 +5,13 @@ import pytest
 
 from tinyfuse.driver import compile_model
 from tinyfuse.harness.qemu import build_target, run_target
-from tests.c.test_tflite import INT8_MODELS, tflm_run
-from tests.conftest import shared_or_skip
+from tests.conftest import TFLM_HEAD, shared_or_skip, tflm_run
 from tests.target.conftest import require_tools
 
 TARGET = "cortex-m4"
 
 
-@pytest.mark.parametrize("model", INT8_MODELS)
+@pytest.mark.parametrize("model", list(TFLM_HEAD))
 def test_int8_tflite_on_cortex_m4_equals_tflm(model, tmp_path):
     require_tools(TARGET)
     path = shared_or_skip("models", "tflite", f"{model}.tflite")

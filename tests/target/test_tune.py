@@ -5,12 +5,12 @@ from tinyfuse.cli import main as cli_main
 from tinyfuse.driver import compile_model
 from tinyfuse.tune import load_records, tune
 from tests.target.conftest import require_tools
-from tests.target.test_qemu import _tiny_mlp
+from tests.builders import tiny_mlp
 
 
 def test_tune_tiny_model_writes_records_and_compiles_with_them(tmp_path, capsys):
     require_tools("cortex-m4")
-    path = _tiny_mlp(tmp_path / "tiny.onnx")
+    path = tiny_mlp(tmp_path / "tiny.onnx")
     rec = tmp_path / "tiny.jsonl"
     s = tune(path, "cortex-m4", trials=3, records_path=rec, jobs=1, progress=False)
     assert s["before"] > 0 and s["trials"] >= 2

@@ -9,29 +9,14 @@ import sys
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from tinyfuse.cli import main
+from tests.builders import good_model, model_bytes
 from tests.conftest import ROOT
 
 N = helper.make_node
 F = TensorProto.FLOAT
-
-
-def model_bytes(nodes, inputs, outputs=("Y",), inits=None, opset=13, domain_opsets=()) -> bytes:
-    """inputs: {name: shape} (float) or {name: (elem_type, shape)}."""
-    vis = [helper.make_tensor_value_info(k, *(v if isinstance(v, tuple) and isinstance(v[0], int) and
-                                              not isinstance(v[1], int) else (F, v))) for k, v in inputs.items()]
-    graph = helper.make_graph(nodes, "bad", vis, [helper.make_tensor_value_info(o, F, None) for o in outputs],
-                              initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (inits or {}).items()])
-    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in domain_opsets]
-    return helper.make_model(graph, opset_imports=opsets).SerializeToString()
-
-
-def good_model() -> bytes:
-    w = np.random.default_rng(0).standard_normal((8, 3, 3, 3)).astype(np.float32)
-    return model_bytes([N("Conv", ["X", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]), N("Relu", ["c"], ["Y"])],
-                       {"X": [1, 3, 8, 8]}, inits={"W": w})
 
 
 def initializer_dims_lie() -> bytes:

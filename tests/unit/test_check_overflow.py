@@ -10,7 +10,7 @@ import pytest
 
 from tinyfuse.driver import compile_model
 from tinyfuse.passes.check_overflow import INT32_LIMIT, OverflowWarning, accumulator_bounds
-from tests.c import qdq_builders as qb
+from tests.builders import qdq as qb
 from tests.conftest import shared_or_skip
 
 K, N = 64, 4

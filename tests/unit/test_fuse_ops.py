@@ -10,7 +10,7 @@ from tinyfuse.passes.fold_batchnorm import fold_batchnorm
 from tinyfuse.passes.fuse_ops import fuse_ops
 from tinyfuse.options import CompileOptions
 from tinyfuse.passes.pipeline import run_pipeline
-from tests.unit.test_passes import residual_block
+from tests.builders import residual_block
 
 
 def groups(mod):

@@ -27,7 +27,7 @@ from tinyfuse.resources import template_dir
 FRONTEND = Path(__file__).resolve().parents[2] / "compiler" / "frontend"
 CONVERTER_MODULES = ["onnx.py", "onnx_registry.py", "onnx_ops.py", "onnx_quant.py",
                      "tflite.py", "tflite_registry.py", "tflite_ops.py", "tflite_int8.py"]
-EXPR_TEMPLATES = ["elemwise.c.j2", "qnn.c.j2"]    # the macro modules lower.kernel.Epilogue reads
+EXPR_TEMPLATES = ["expr/elemwise.c.j2", "expr/qnn.c.j2"]    # the macro modules lower.kernel.Epilogue reads
 
 
 def how_lowered(name: str) -> str:
