@@ -30,11 +30,16 @@ MIN_OPSET = 13
 
 
 class Node:
-    """What a converter sees of one ONNX node: name, op type, attributes, opset, and errors."""
+    """What a converter sees of one ONNX node: name, op type, attributes, opset, and errors.
 
-    def __init__(self, proto: onnx.NodeProto, opset: int):
+    ``opset`` is the ai.onnx opset the converter works at (13 or more: older models arrive
+    upgraded); errors name ``declared_opset``, the one the model itself declares. A node without a
+    name is named by its first present output (LSTM/GRU may omit ``Y`` and keep ``Y_h``)."""
+
+    def __init__(self, proto: onnx.NodeProto, opset: int, declared_opset: int | None = None):
         self.proto, self.opset = proto, opset
-        self.name = shown(proto.name or (proto.output[0] if proto.output else proto.op_type))
+        self.declared_opset = declared_opset if declared_opset is not None else opset
+        self.name = shown(proto.name or next((o for o in proto.output if o), "") or proto.op_type)
         self.op_type = proto.op_type
         self.attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
 
@@ -43,7 +48,7 @@ class Node:
         return v.decode() if isinstance(v, bytes) else v
 
     def error(self, problem: str, hint: str = "") -> TinyfuseError:
-        return node_error(self.name, shown(self.op_type), self.opset, problem, hint)
+        return node_error(self.name, shown(self.op_type), self.declared_opset, problem, hint)
 
 
 CONVERTERS: dict[str, Callable] = {}
@@ -145,7 +150,22 @@ def upgrade_opset(model: onnx.ModelProto, where: str = "model") -> onnx.ModelPro
         except Exception as e:
             raise TinyfuseError(f"{where}: cannot upgrade opset {opset} to {MIN_OPSET} with "
                                 f"onnx.version_converter: {first_line(e)}") from None
+        _LAST_UPGRADE[:] = [(model, opset)]
     return model
+
+
+# The last model upgrade_opset converted, with the opset it declared: from_onnx names that opset in
+# errors. (A ModelProto takes no attributes or weak references, and a field would change the model's
+# bytes, hence its hash; load_onnx and from_onnx run back to back, so the last one is enough.)
+_LAST_UPGRADE: list[tuple[onnx.ModelProto, int]] = []
+
+
+def declared_opset(model: onnx.ModelProto) -> int:
+    """The ai.onnx opset ``model`` declared before upgrade_opset converted it (else its own)."""
+    for upgraded, opset in _LAST_UPGRADE:
+        if upgraded is model:
+            return opset
+    return default_opset(model)
 
 
 def first_line(e: BaseException, limit: int = 160) -> str:
@@ -285,7 +305,7 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
     else:
         model = upgrade_opset(model)
     name = sanitize(name or model.graph.name or "model")
-    opset = default_opset(model)
+    opset, declared = default_opset(model), declared_opset(model)
     if not model.graph.output:
         raise TinyfuseError("the ONNX graph has no outputs (truncated or damaged file?)")
     env: dict[str, Expr] = {}
@@ -297,7 +317,7 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
         params.append(v)
         env[vi.name] = v
     for proto in model.graph.node:
-        node = Node(proto, opset)
+        node = Node(proto, opset, declared)
         if proto.domain not in ("", "ai.onnx") and not (proto.domain == "com.microsoft"
                                                          and proto.op_type in MS_DOMAIN_OPS):
             raise node.error(f"operator domain '{shown(proto.domain)}' is not supported")

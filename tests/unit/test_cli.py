@@ -8,6 +8,11 @@ from tinyfuse.cli import main
 from tinyfuse.passes.pipeline import PASSES
 from tests.unit.test_passes import residual_block
 
+# run --json: the same keys for every model type (issue 19 #16)
+RUN_JSON_KEYS = {"model", "target", "board", "tinyfuse_version", "kernels", "arena_bytes", "naive_bytes",
+                 "weights_bytes", "macs", "oracle", "oracle_error", "compared_with", "max_abs_diff", "max_abs_ref",
+                 "quantized", "ref_exact", "max_lsb_diff", "tflm_exact", "tflm_error", "outputs_match"}
+
 
 def test_compile_dump_ir_and_report(tmp_path, capsys):
     model = tmp_path / "res.onnx"
@@ -32,17 +37,18 @@ def test_run_json_keys(tmp_path, capsys):
     np.savez(tmp_path / "x.npz", x=x)
     assert main(["run", str(model), "--input", str(tmp_path / "x.npz"), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert set(got) == {"model", "target", "kernels", "arena_bytes", "naive_bytes", "max_abs_diff",
-                        "max_abs_ref", "outputs_match"}
-    assert got["outputs_match"] is True and got["kernels"] == 6
+    assert set(got) == RUN_JSON_KEYS
+    assert got["outputs_match"] is True and got["kernels"] == 6 and got["oracle"] == "onnxruntime"
 
 
-def test_unknown_pass_is_a_one_line_error(tmp_path, capsys):
+def test_unknown_pass_is_a_usage_error(tmp_path, capsys):
+    """--disable-pass takes its choices from PASS_NAMES: a typo is an argparse usage error (exit 2)
+    whose error line lists the valid names."""
     model = tmp_path / "res.onnx"
     model.write_bytes(residual_block().SerializeToString())
     assert main(["compile", str(model), "-o", str(tmp_path / "o"), "--disable-pass", "fuse_everything"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: unknown pass") and "fuse_ops" in err[0]
+    assert err[-1].startswith("tinyfuse compile: error: argument --disable-pass") and "fuse_ops" in err[-1]
     assert not (tmp_path / "o").exists()
 
 
