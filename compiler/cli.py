@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tune", help="measure schedules under qemu, write tuning records, train the cost model",
                        **_epilog)
     t.add_argument("model", help="an .onnx or .tflite file")
-    qemu_targets = [n for n, t in TARGETS.items() if not t.is_host]
+    qemu_targets = [n for n, tg in TARGETS.items() if not tg.is_host]
     t.add_argument("--target", required=True, choices=qemu_targets, metavar="TARGET",
                    help=f"a qemu target: {', '.join(qemu_targets)}")
     t.add_argument("--trials", type=int, default=8, help="schedules to measure (default 8, + 1 to verify)")

@@ -33,21 +33,21 @@ def _umask() -> int:
 
 
 def _fail(path: Path, what: str, e: OSError) -> TinyfuseError:
-    return TinyfuseError(f"-o {path}: cannot {what} ({e.strerror or type(e).__name__})")
+    return TinyfuseError(f"{path}: cannot {what} ({e.strerror or type(e).__name__})")
 
 
 def prepare_dir(outdir: Path) -> bool:
     """Create ``outdir`` (and parents) unless it exists; True when this call created it.
     Raises TinyfuseError when it exists but is not a directory, or cannot be created."""
     if outdir.exists() and not outdir.is_dir():
-        raise TinyfuseError(f"-o {outdir}: exists and is not a directory")
+        raise TinyfuseError(f"{outdir}: exists and is not a directory")
     if outdir.is_dir():
         return False
     try:
         outdir.mkdir(parents=True)
     except FileExistsError:
         if not outdir.is_dir():
-            raise TinyfuseError(f"-o {outdir}: exists and is not a directory") from None
+            raise TinyfuseError(f"{outdir}: exists and is not a directory") from None
         return False
     except OSError as e:
         raise _fail(outdir, "create the output directory", e) from None
@@ -97,7 +97,7 @@ def write_outputs(files: dict[str, str], outdir: str | Path) -> Path:
         for name in order:
             path = outdir / name
             if path.is_dir():
-                raise TinyfuseError(f"-o {outdir}: '{name}' is a directory; tinyfuse writes a file of that name")
+                raise TinyfuseError(f"{outdir}: '{name}' is a directory; tinyfuse writes a file of that name")
             write_atomic(path, files[name], mode)
             written.append(path)
     except (OSError, TinyfuseError) as e:

@@ -13,6 +13,7 @@ its arena is grown from the model's own estimate until it allocates.
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 import tempfile
@@ -37,7 +38,10 @@ def oracle_name(model_path) -> str:
     return TFLM if model_format(model_path) == "tflite" else ONNXRUNTIME
 
 
-def _first_line(text: str, limit: int = 200) -> str:
+_ORT_PREFIX = re.compile(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ")
+
+
+def _first_line(text, limit: int = 200) -> str:
     lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
     return lines[0][:limit] if lines else "no message"
 
@@ -49,13 +53,13 @@ def onnxruntime_outputs(model_path: str, infos, inputs) -> list[np.ndarray]:
         import onnxruntime as ort
     except ImportError:
         raise OracleUnavailable("the onnxruntime package is not installed") from None
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
+    so, ro = ort.SessionOptions(), ort.RunOptions()
+    so.log_severity_level = ro.log_severity_level = 4      # fatal only: a failure is reported below
     try:
         sess = ort.InferenceSession(str(model_path), so, providers=["CPUExecutionProvider"])
-        return sess.run(None, {t.name: x for t, x in zip(infos, inputs)})
+        return sess.run(None, {t.name: x for t, x in zip(infos, inputs)}, ro)
     except Exception as e:   # onnxruntime raises its own Fail/InvalidGraph/RuntimeException types
-        raise OracleUnavailable(f"{type(e).__name__}: {_first_line(e)}") from None
+        raise OracleUnavailable(_ORT_PREFIX.sub("", _first_line(e, 400))) from None
 
 
 def _tflm_reason(proc: subprocess.CompletedProcess) -> str:
@@ -63,20 +67,27 @@ def _tflm_reason(proc: subprocess.CompletedProcess) -> str:
     for ln in proc.stderr.splitlines():
         s = ln.strip()
         if s and not s.startswith(("Traceback", "File ", "^", "~")) and ln[:1] != " ":
-            return s[:200]
+            return _SOURCE_PREFIX.sub("", s)[:200]
     return f"exit status {proc.returncode}"
 
 
+# what TFLM prints when the arena is too small ("... Requested: 992, available 904, missing: 88")
+_TOO_SMALL = re.compile(r"Failed to (?:allocate|resize)|missing: (\d+)")
+_SOURCE_PREFIX = re.compile(r"^\S+\.(?:cc|h|cpp)(?::\d+)?\s+")   # "tensorflow/lite/.../conv_common.cc "
+
+
 def _tflm_attempt(tflite_path, arena: int, tmp: Path, n_outputs: int, timeout: float):
-    """One TFLM run with ``arena`` bytes: the outputs, or None when the arena was too small."""
+    """One TFLM run with ``arena`` bytes: the outputs, or the number of bytes to try next when the
+    arena was too small (at least double, or more than what TFLM said was missing)."""
     worker = Path(__file__).with_name("tflm_worker.py")
     proc = subprocess.run([sys.executable, str(worker), str(tflite_path), str(arena), str(tmp / "x.npz"),
                            str(tmp / "y.npz"), str(n_outputs)], capture_output=True, text=True, timeout=timeout)
     if proc.returncode == 0:
         with np.load(tmp / "y.npz") as y:
             return [y[f"y{i}"] for i in range(n_outputs)]
-    if "Failed to allocate" in proc.stderr:
-        return None
+    if _TOO_SMALL.search(proc.stderr):
+        missing = max((int(m) for m in re.findall(r"missing: (\d+)", proc.stderr)), default=0)
+        return max(2 * arena, arena + 2 * missing)
     if proc.returncode < 0:
         raise OracleUnavailable(f"TFLite Micro crashed (signal {-proc.returncode}): {_tflm_reason(proc)}")
     raise OracleUnavailable(_tflm_reason(proc))
@@ -86,8 +97,8 @@ def tflm_outputs(tflite_path, inputs, n_outputs: int = 1, arena_hint: int = 0,
                  timeout: float = 600) -> list[np.ndarray]:
     """TFLite Micro's outputs of the .tflite file ``tflite_path`` for ``inputs`` (in input order).
 
-    The arena starts at ``max(arena_hint, 64 KiB)`` bytes (callers pass tinyfuse's own arena plus
-    headroom) and doubles until TFLM allocates its tensors, up to 1 GiB. Raises OracleUnavailable
+    The arena starts at ``max(arena_hint, 64 KiB)`` bytes (callers pass twice tinyfuse's own arena)
+    and grows (at least doubling) until TFLM allocates its tensors, up to 1 GiB. Raises OracleUnavailable
     when tflite-micro is missing, refuses the model (hybrid model, unknown or custom op), crashes,
     or needs more than 1 GiB.
     """
@@ -97,10 +108,10 @@ def tflm_outputs(tflite_path, inputs, n_outputs: int = 1, arena_hint: int = 0,
     with tempfile.TemporaryDirectory(prefix="tinyfuse_tflm_") as tmp:
         np.savez(Path(tmp) / "x.npz", **{f"x{i}": np.ascontiguousarray(x) for i, x in enumerate(inputs)})
         while arena <= TFLM_MAX_ARENA:
-            outs = _tflm_attempt(tflite_path, arena, Path(tmp), n_outputs, timeout)
-            if outs is not None:
-                return outs
-            arena *= 2
+            got = _tflm_attempt(tflite_path, arena, Path(tmp), n_outputs, timeout)
+            if not isinstance(got, int):
+                return got
+            arena = got
     raise OracleUnavailable(f"TFLite Micro cannot allocate its tensors in {TFLM_MAX_ARENA} bytes")
 
 

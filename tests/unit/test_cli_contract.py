@@ -93,6 +93,23 @@ def test_output_dir_and_files_honour_the_umask(tmp_path, good):
     assert {(tmp_path / "a" / "b" / f).stat().st_mode & 0o777 for f in GENERATED} == {0o644}
 
 
+def test_forged_manifest_cannot_reach_outside(tmp_path, good):
+    """Only plain file names of a tinyfuse metadata.json are ever removed."""
+    out, outside = tmp_path / "o", tmp_path / "outside.txt"
+    out.mkdir()
+    outside.write_text("keep")
+    (out / "metadata.json").write_text(json.dumps({"tinyfuse": "0", "files": ["../outside.txt", "/etc/x", ".."]}))
+    assert main(["compile", str(good), "-o", str(out)]) == 0
+    assert outside.read_text() == "keep"
+
+
+def test_a_directory_in_the_way_is_a_user_error(tmp_path, good, capsys):
+    (tmp_path / "o" / "good.h").mkdir(parents=True)
+    assert main(["compile", str(good), "-o", str(tmp_path / "o")]) == 2
+    assert "'good.h' is a directory" in one_error_line(capsys)
+    assert (tmp_path / "o" / "good.h").is_dir()
+
+
 # --- defect 6 and the exit codes ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("where", ["a_file", "/proc/tinyfuse_x", "a_file/sub"])
