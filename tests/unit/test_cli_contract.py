@@ -206,6 +206,10 @@ def test_tflite_told_by_content(tmp_path, capsys):
     assert (stem / "K.h").is_file() and capsys.readouterr().err == ""
     assert model_format(good_model()) == "onnx" and model_format(data) == "tflite"
     assert model_format(tmp_path / "missing.tflite") == "tflite"    # the TFLite importer names the problem
+    (tmp_path / "zeros.TFLITE").write_bytes(bytes(64))
+    assert model_format(tmp_path / "zeros.TFLITE") == "tflite"
+    (tmp_path / "flat.onnx").write_bytes(data)
+    assert model_format(tmp_path / "flat.onnx") == "tflite"
 
 
 # --- defect 4: top-5 of an int8 output ----------------------------------------------------------------
