@@ -1,7 +1,10 @@
 """tinyfuse command line: compile | run | bench | report | validate | tune.
 
-Every user error (bad model, unsupported op, bad option) prints one line ``error: ...`` on stderr
-and exits with code 2; ``--debug`` shows the traceback instead.
+Exit codes (the contract a script can rely on; also in ``--help`` and the README):
+0 success; 1 the generated C's outputs do not match the reference; 2 user error (bad model,
+unsupported op, bad option or path): one ``error:`` line on stderr; 3 internal error (a tinyfuse
+bug): one ``error: internal error in tinyfuse X.Y: ... please report`` line. ``--debug`` adds the
+traceback; without it none reaches the user.
 """
 from __future__ import annotations
 
@@ -17,23 +20,35 @@ import numpy as np
 
 from . import __version__
 from .errors import TinyfuseError
+from .harness.inputs import load_inputs
+from .harness.oracles import onnxruntime_outputs, reference_outputs, tflm_outputs  # noqa: F401 (re-exported)
+from .harness.verdict import compare, is_quantized, output_lsb, top_classes, verdict_line  # noqa: F401
+from .options import KERNEL_CHOICES
+from .memory import PLANNERS
+from .passes.pipeline import PASS_NAMES
+from .targets import TARGETS, get_target
 
-EXIT_USER_ERROR = 2
+EXIT_OK, EXIT_MISMATCH, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
+EXIT_CODES_HELP = """exit codes:
+  0  success
+  1  the generated C's outputs do not match the reference (run)
+  2  user error: bad model, unsupported operator, bad option or path (one 'error:' line)
+  3  internal error in tinyfuse (one 'error:' line; please report it; --debug shows the traceback)"""
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="an .onnx or .tflite file")
-    p.add_argument("--target", default="host", help="target to compile for: host (default), cortex-m0, cortex-m3, "
-                   "cortex-m4, cortex-m7, cortex-m33, cortex-m55, rv32imac (all but host run under qemu)")
+    p.add_argument("model", help="an ONNX or TFLite file (told apart by content, not suffix)")
+    p.add_argument("--target", default="host", choices=list(TARGETS), metavar="TARGET",
+                   help=f"target to compile for: {', '.join(TARGETS)} (default host; all but host run under qemu)")
     p.add_argument("--name", help="C identifier prefix of the generated API (default: file stem)")
-    p.add_argument("--disable-pass", action="append", default=[], metavar="NAME",
-                   help="skip a pass of the pipeline (repeatable), e.g. fuse_ops")
+    p.add_argument("--disable-pass", action="append", default=[], metavar="NAME", choices=PASS_NAMES,
+                   help=f"skip a pass of the pipeline (repeatable): {', '.join(PASS_NAMES)}")
     p.add_argument("--dump-ir", metavar="DIR", help="write the IR after each pass into DIR")
-    p.add_argument("--planner", default="best", help="memory planner: best (default), greedy_by_size, "
-                   "greedy_by_conflicts, linear")
+    p.add_argument("--planner", default="best", choices=list(PLANNERS), metavar="PLANNER",
+                   help=f"memory planner: {', '.join(PLANNERS)} (default best)")
     p.add_argument("--rounding", default="double", choices=("double", "single"),
                    help="int8 requantization rounding: double (TFLM/CMSIS-NN default) or single")
-    p.add_argument("--kernels", default=None, choices=("auto", "ref", "arm_dsp", "arm_mve"),
+    p.add_argument("--kernels", default=None, choices=KERNEL_CHOICES,
                    help="kernel variants: auto (the target's SIMD kernels: arm_dsp on M4/M7/M33, arm_mve on M55; "
                    "default, or $TINYFUSE_KERNELS), ref (portable C everywhere) or one variant")
     p.add_argument("--scratch-bytes", type=int, default=None, metavar="N",
@@ -52,12 +67,16 @@ def _execution(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="tinyfuse", description="Compile ONNX models to fused, dependency-free C.")
+    ap = argparse.ArgumentParser(prog="tinyfuse", description="Compile ONNX and TFLite models to fused, "
+                                 "dependency-free C.", epilog=EXIT_CODES_HELP,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action="version", version=f"tinyfuse {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("compile", help="generate C sources")
+    _epilog = dict(epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c = sub.add_parser("compile", help="generate C sources", **_epilog)
     _common(c)
-    c.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory for the generated files")
+    c.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory for the generated files "
+                   "(created if missing; '.' is fine); of other files, only stale ones tinyfuse wrote are removed")
     c.add_argument("--report", action="store_true", help="print fused groups and the memory plan")
     c.add_argument("--weights-section", metavar="NAME", help="linker section of the weights "
                    "(default .rodata.tinyfuse.weights)")
@@ -65,18 +84,19 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default .bss.tinyfuse.arena)")
     c.add_argument("--code-section", metavar="NAME", help="linker section of the model code (default .text.tinyfuse)")
     c.add_argument("--align", type=int, metavar="BYTES", help="alignment of weights and arena (default 16)")
-    r = sub.add_parser("run", help="compile, build with gcc, run, compare with onnxruntime")
+    r = sub.add_parser("run", help="compile, build with gcc, run, compare with onnxruntime or TFLite Micro",
+                       **_epilog)
     _common(r)
     _execution(r)
     r.add_argument("--tflite-ref", metavar="FILE", help="int8: also run FILE.tflite in TFLite Micro on the same "
                    "input and count exact matches (automatic for a .tflite model)")
     r.add_argument("--per-layer", action="store_true", help="compare every kernel's output with the numpy "
                    "reference and name the first diverging layer (host)")
-    b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target")
+    b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target", **_epilog)
     _common(b)
     _execution(b)
     rep = sub.add_parser("report", help="per-kernel source layers, MACs, flash, RAM (X-CUBE-AI-style analysis), "
-                         "fused groups, memory plan, roofline")
+                         "fused groups, memory plan, roofline", **_epilog)
     _common(rep)
     rep.add_argument("-o", "--output", metavar="DIR", help="also write report.json, memory_plan.<fmt> and "
                      "roofline.<fmt> into DIR (plots need matplotlib: pip install tinyfuse[plots])")
@@ -86,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--plot-format", default="svg", choices=("svg", "png"), help="format of the plots (svg)")
     rep.add_argument("--json", action="store_true", help="print the report as one JSON object instead of text")
     v = sub.add_parser("validate", help="run many inputs through the generated C and a reference (TFLite Micro, "
-                       "onnxruntime or --float-model): error, cosine, top-1 agreement, exact outputs, accuracy")
+                       "onnxruntime or --float-model): error, cosine, top-1 agreement, exact outputs, accuracy",
+                       **_epilog)
     _common(v)
     v.add_argument("--inputs", required=True, metavar="FILE", help=".npz (one array per model input, first axis = "
                    "samples) or .npy for a single input")
@@ -95,9 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "of the model's own reference; int8 outputs are dequantized")
     v.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
-    t = sub.add_parser("tune", help="measure schedules under qemu, write tuning records, train the cost model")
+    t = sub.add_parser("tune", help="measure schedules under qemu, write tuning records, train the cost model",
+                       **_epilog)
     t.add_argument("model", help="an .onnx or .tflite file")
-    t.add_argument("--target", required=True, help="a qemu target: cortex-m0 ... cortex-m55, rv32imac")
+    qemu_targets = [n for n, tg in TARGETS.items() if not tg.is_host]
+    t.add_argument("--target", required=True, choices=qemu_targets, metavar="TARGET",
+                   help=f"a qemu target: {', '.join(qemu_targets)}")
     t.add_argument("--trials", type=int, default=8, help="schedules to measure (default 8, + 1 to verify)")
     t.add_argument("--records", metavar="FILE", help="JSON-lines file the records are appended to "
                    "(default <model stem>.<target>.tune.jsonl)")
@@ -167,177 +191,57 @@ def report_text(result) -> str:
     return "\n".join(lines)
 
 
-def load_inputs(path: str | None, infos, seed: int) -> list[np.ndarray]:
-    """Inputs from .npy/.npz, or seeded random ones (normal(0,1) floats, uniform integers)."""
-    if path is None:
-        rng = np.random.default_rng(seed)
-        out = []
-        for t in infos:
-            if t.dtype.startswith("float"):
-                out.append(rng.standard_normal(t.shape).astype(t.dtype))
-            else:
-                info = np.iinfo(t.dtype)
-                out.append(rng.integers(info.min, info.max + 1, t.shape).astype(t.dtype))
-        return out
-    p = Path(path)
-    if not p.is_file():
-        raise TinyfuseError(f"--input {path}: no such file")
-    data = np.load(p)
-    if p.suffix == ".npy":
-        if len(infos) != 1:
-            raise TinyfuseError(f"--input {path}: a .npy holds one array but the model has {len(infos)} inputs")
-        arrays = [data]
-    else:
-        arrays = []
-        for t in infos:
-            key = t.name if t.name in data else "input" if "input" in data and len(infos) == 1 else None
-            if key is None:
-                raise TinyfuseError(f"--input {path}: no array named '{t.name}' (keys: {sorted(data.keys())})")
-            arrays.append(data[key])
-    for a, t in zip(arrays, infos):
-        if tuple(a.shape) != tuple(t.shape):
-            raise TinyfuseError(f"--input {path}: input '{t.name}' has shape {list(a.shape)}, model expects {list(t.shape)}")
-    return [a.astype(t.dtype) for a, t in zip(arrays, infos)]
+def _build_and_run(result, target, inputs, keep: str | None) -> tuple[list[np.ndarray], str | None]:
+    """Build the generated C (host gcc or a qemu target) in ``keep`` or a temp dir, run it on
+    ``inputs``; (outputs, qemu board name or None)."""
+    from .harness import build_host, run_host
+    from .harness.qemu import build_target, run_target
+    with tempfile.TemporaryDirectory(prefix="tinyfuse_") as tmp:
+        work = Path(keep) if keep else Path(tmp)
+        if target.is_host:
+            return run_host(build_host(result, work), result, inputs), None
+        build = build_target(result, target, work, inputs)
+        return run_target(build), build.board.name
 
 
-def onnxruntime_outputs(model_path: str, infos, inputs) -> list[np.ndarray]:
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
-    return sess.run(None, {t.name: x for t, x in zip(infos, inputs)})
+def _output_lines(result, outs) -> list[str]:
+    lines = []
+    for t, o in zip(result.outputs, outs):
+        lines.append(f"output '{t.name}' {list(t.shape)} {t.dtype}")
+        flat = o.reshape(-1)
+        if o.ndim == 2 and o.shape[0] == 1 and 1 < o.shape[1] <= 1000:
+            lines.append("  top-5: " + ", ".join(f"class {i}: {flat[i]:.6g}" for i in top_classes(o)))
+        else:
+            lines.append("  first values: " + ", ".join(f"{v:.6g}" for v in flat[:8]))
+    return lines
 
 
 def cmd_run(args) -> int:
-    from .harness import build_host, run_host
-    from .harness.qemu import build_target, run_target
-    from .targets import get_target
+    """Compile, build, run, compare with the oracle (harness/verdict.py); exit 1 on a mismatch."""
     target = get_target(args.target)
     result = _compile(args)
     inputs = load_inputs(args.input, result.inputs, args.seed)
-    board = None
-    with tempfile.TemporaryDirectory(prefix="tinyfuse_") as tmp:
-        work = Path(args.keep) if args.keep else Path(tmp)
-        if target.is_host:
-            exe = build_host(result, work)
-            outs = run_host(exe, result, inputs)
-        else:
-            build = build_target(result, target, work, inputs)
-            outs = run_target(build)
-            board = build.board.name
-    refs = reference_outputs(args.model, result, inputs)
-    diff = max(float(np.max(np.abs(o.astype(np.float64) - r.astype(np.float64)))) if o.size else 0.0
-               for o, r in zip(outs, refs))
-    ref_max = max(float(np.max(np.abs(r.astype(np.float64)))) if r.size else 0.0 for r in refs)
-    match = diff <= 1e-4 * ref_max if result.outputs[0].dtype.startswith("float") else diff == 0
-    summary = {"model": result.name, "target": args.target, **({"board": board} if board else {}),
-               "kernels": len(result.steps),
-               "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes,
-               "max_abs_diff": diff, "max_abs_ref": ref_max, "outputs_match": bool(match)}
-    int8 = is_quantized(result)
-    lines = []
-    if int8:   # the exact oracle is our fixed-point reference; onnxruntime requantizes in float
-        q = int8_report(result, inputs, outs, refs, args)
-        match = q["ref_exact"] and q.get("tflm_exact", True)
-        summary.update({k: v for k, v in q.items() if k != "lines"}, outputs_match=bool(match))
-        lines = q["lines"]
+    outs, board = _build_and_run(result, target, inputs, args.keep)
+    verdict, lines = compare(args.model, result, inputs, outs, args.rounding, args.tflite_ref)
+    summary = {"model": result.name, "target": args.target, "board": board, "tinyfuse_version": __version__,
+               "kernels": len(result.steps), "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes,
+               "weights_bytes": result.weights_bytes, "macs": result.macs, **verdict}
+    status = EXIT_OK if summary["outputs_match"] else EXIT_MISMATCH
     if args.per_layer:   # traced on the host: a target build is re-lowered for the host's kernels
         host = result if target.is_host else _compile(argparse.Namespace(**{**vars(args), "target": "host"}))
         lines += ([] if target.is_host else [f"per-layer trace of the host build (kernels of {args.target} "
                                               "are checked end to end above)"]) + per_layer_lines(host, inputs)
     if args.json:
         print(json.dumps(summary))
-        return 0 if match else 1
-    for line in lines:
-        print(line)
-    for t, o in zip(result.outputs, outs):
-        print(f"output '{t.name}' {list(t.shape)} {t.dtype}")
-        flat = o.reshape(-1)
-        if o.ndim == 2 and o.shape[0] == 1 and 1 < o.shape[1] <= 1000:
-            top = np.argsort(-flat, kind="stable")[:5]
-            print("  top-5: " + ", ".join(f"class {i}: {flat[i]:.6g}" for i in top))
-        else:
-            print("  first values: " + ", ".join(f"{v:.6g}" for v in flat[:8]))
+        return status
+    lines += _output_lines(result, outs)
     if board:
-        print(f"ran on {args.target} under qemu ({board})")
-    oracle = "TFLite Micro" if str(args.model).endswith(".tflite") else "onnxruntime"
-    if not int8:
-        print(f"max |tinyfuse - {oracle}| = {diff:.3g}  (max |{oracle}| = {ref_max:.3g}, "
-              f"tolerance 1e-4 x that: {'match' if match else 'MISMATCH'})")
-    else:
-        print(f"int8 verdict: {'match' if match else 'MISMATCH'} (exact vs the fixed-point reference"
-              f"{' and TFLite Micro' if 'tflm_exact' in summary else ''})")
-    print(f"kernels {len(result.steps)}, arena_bytes {result.arena_bytes}, naive_bytes {result.naive_bytes} "
-          f"(no planning), weights {result.weights_bytes} bytes, {result.macs} MACs")
-    return 0 if match else 1
-
-
-def is_quantized(result) -> bool:
-    return any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
-
-
-def reference_outputs(model_path: str, result, inputs) -> list[np.ndarray]:
-    """onnxruntime for .onnx; TFLite Micro for .tflite (its own reference)."""
-    if str(model_path).endswith(".tflite"):
-        return tflm_outputs(model_path, inputs, len(result.outputs))
-    return onnxruntime_outputs(model_path, result.inputs, inputs)
-
-
-def tflm_outputs(tflite_path: str, inputs, n_outputs: int = 1) -> list[np.ndarray]:
-    try:
-        import tflite_micro
-    except ImportError:
-        raise TinyfuseError("--tflite-ref needs the tflite-micro package (pip install tflite-micro)") from None
-    it = tflite_micro.runtime.Interpreter.from_file(str(tflite_path), arena_size=1 << 20)
-    for i, x in enumerate(inputs):
-        it.set_input(x, i)
-    it.invoke()
-    return [it.get_output(i) for i in range(n_outputs)]
-
-
-def output_lsb(result, index: int) -> float:
-    """Size of one output LSB: 1 for integer outputs, the scale of a final dequantize for float ones."""
-    from .ir import Call, Function
-    if not result.outputs[index].dtype.startswith("float"):
-        return 1.0
-    outs = result.module.main.outputs
-    e = outs[index]
-    while isinstance(e, Call) and e.op == "reshape":
-        e = e.args[0]
-    if isinstance(e, Call) and isinstance(e.op, Function):
-        body = e.op.body
-        if isinstance(body, Call) and body.op == "qnn.dequantize" and np.ndim(body.attrs["scale"]) == 0:
-            return float(body.attrs["scale"])
-    return float("nan")
-
-
-def int8_report(result, inputs, outs, ort_refs, args) -> dict:
-    """Exact-match counts vs the numpy reference, LSB histogram vs onnxruntime, TFLM exactness."""
-    from collections import Counter
-    from .ir.interpreter import run_module
-    npref = run_module(result.module, inputs)
-    # integer outputs must be equal; a float output (a float op after the last dequantize) within 1e-5
-    exact = sum(int(np.sum(o == r)) if not o.dtype.kind == "f" else
-                int(np.sum(np.abs(o - r) <= 1e-5 * max(float(np.max(np.abs(r))), 1e-30)))
-                for o, r in zip(outs, npref))
-    total = sum(o.size for o in outs)
-    hist, max_lsb = Counter(), 0
-    for i, (o, r) in enumerate(zip(outs, ort_refs)):
-        lsb = np.rint(np.abs(o.astype(np.float64) - r.astype(np.float64)) / output_lsb(result, i))
-        if np.all(np.isfinite(lsb)):
-            hist.update(lsb.astype(int).reshape(-1).tolist())
-            max_lsb = max(max_lsb, int(lsb.max()) if lsb.size else 0)
-    q = {"ref_exact": exact == total, "max_lsb_diff_ort": max_lsb,
-         "lines": [f"int8: {exact}/{total} outputs equal the fixed-point numpy reference (rounding {args.rounding})",
-                   "LSB difference vs onnxruntime (float requantization): "
-                   + ", ".join(f"{k} LSB: {v}" for k, v in sorted(hist.items()))]}
-    tflite = args.tflite_ref or (args.model if str(args.model).endswith(".tflite") else None)
-    if tflite:
-        want = tflm_outputs(tflite, inputs, len(outs))
-        same = sum(int(np.sum(o.reshape(-1) == w.reshape(-1))) for o, w in zip(outs, want))
-        q["tflm_exact"] = same == total
-        q["lines"].append(f"TFLite Micro ({Path(tflite).name}): {same}/{total} outputs equal")
-    return q
+        lines.append(f"ran on {args.target} under qemu ({board})")
+    lines += [verdict_line(summary),
+              f"kernels {len(result.steps)}, arena_bytes {result.arena_bytes}, naive_bytes {result.naive_bytes} "
+              f"(no planning), weights {result.weights_bytes} bytes, {result.macs} MACs"]
+    print("\n".join(lines))
+    return status
 
 
 def per_layer_lines(result, inputs) -> list[str]:
@@ -425,19 +329,36 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"warning: {message}", file=file or sys.stderr)
 
 
+def _internal_error(e: BaseException) -> str:
+    first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+    return (f"error: internal error in tinyfuse {__version__}: {type(e).__name__}{': ' + first if first else ''}"
+            " — please report it (rerun with --debug for the traceback)")
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command and return its exit code (module doc); never raises. argparse usage errors
+    return 2 and --help/--version 0; Ctrl-C returns 130."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:   # argparse: usage error (2, message already printed) or --help/--version (0)
+        return e.code if isinstance(e.code, int) else EXIT_USER_ERROR
     if not args.debug:
         warnings.showwarning = _one_line_warning
     try:
         return COMMANDS[args.command](args)
-    except TinyfuseError as e:
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_USER_ERROR
     except KeyboardInterrupt:
         return 130
+    except (TinyfuseError, OSError) as e:   # OSError: a path the user gave (unreadable, read-only, ...)
+        if args.debug:
+            traceback.print_exc()
+        msg = e if isinstance(e, TinyfuseError) else f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")
+        print(f"error: {msg}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except Exception as e:   # a tinyfuse bug
+        if args.debug:
+            traceback.print_exc()
+        print(_internal_error(e), file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":

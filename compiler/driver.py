@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
 from .codegen.emit import emit_sources
+from .codegen.names import model_name
 from .cost.records import load_records
 from .errors import TinyfuseError
-from .frontend.onnx import from_onnx, load_onnx, sanitize
+from .frontend.detect import model_format
+from .frontend.onnx import from_onnx, load_onnx
 from .ir import Call, Constant, Function, IRModule, Var, post_order
 from .lower import ConstPool, Kernel
 from .lower.arena_variants import lower_for_arena
@@ -82,21 +82,12 @@ class CompileResult:
         return sum(k.macs for k in self.kernels)
 
     def write(self, outdir: str | Path) -> Path:
-        """Write all files into ``outdir`` atomically (a temp dir renamed into place): a failure never
-        leaves a partial output directory."""
-        outdir = Path(outdir)
-        outdir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
-        try:
-            for fname, text in self.files.items():
-                (tmp / fname).write_text(text)
-            if outdir.exists():
-                shutil.rmtree(outdir)
-            os.replace(tmp, outdir)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
-        return outdir
+        """Write every file into ``outdir`` (created if missing; ``.`` is fine), each atomically.
+        Only files an earlier compile wrote there (metadata.json's ``files``) and this one does not
+        are removed; nothing else in ``outdir`` is touched. Raises TinyfuseError on a bad path
+        (see tinyfuse.codegen.output)."""
+        from .codegen.output import write_outputs
+        return write_outputs(self.files, outdir)
 
 
 def compile_model(model, target: str = "host", name: str | None = None, disabled_passes=(),
@@ -136,15 +127,18 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
 
 
 def _load(model, name: str | None):
-    """(model hash, IR module) of an ONNX model (path or ModelProto) or a TFLite model (path or bytes)."""
-    if isinstance(model, (bytes, bytearray)) or isinstance(model, (str, Path)) and str(model).endswith(".tflite"):
+    """(model hash, IR module) of an ONNX model (path or ModelProto) or a TFLite model (path or bytes);
+    a path's format is told by its content ('TFL3'), not its suffix."""
+    if isinstance(model, (bytes, bytearray)) or model_format(model) == "tflite":
         from .frontend.tflite import from_tflite, load_tflite   # .tflite path or flatbuffer bytes
         data = load_tflite(model)
-        name = sanitize(name or (Path(model).stem if isinstance(model, (str, Path)) else "model"))
+        name = model_name(name, Path(model).stem if isinstance(model, (str, Path)) else "model")
         return hashlib.sha256(data).hexdigest()[:16], from_tflite(data, name)
     if isinstance(model, (str, Path)):
-        name = sanitize(name or Path(model).stem)
+        name = model_name(name, Path(model).stem)
         model = load_onnx(model)
+    else:
+        name = model_name(name, model.graph.name or "model")
     return hashlib.sha256(model.SerializeToString()).hexdigest()[:16], from_onnx(model, name)
 
 

@@ -51,7 +51,7 @@ def measure(model, target: str, knobs: dict, variants: dict | None, default: str
             seed: int = 0) -> dict:
     """One trial: compile with forced knobs, build, count instructions under qemu. Returns the model
     figures and one record per kernel (signature, knob, measured instructions, features)."""
-    from .cli import load_inputs
+    from .harness.inputs import load_inputs
     from .driver import compile_model
     from .harness.bench import bench_target
     from .harness.qemu import build_target

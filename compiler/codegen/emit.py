@@ -1,5 +1,6 @@
 """CompileResult → the files a firmware build embeds: <name>.h, <name>.c, <name>_weights.c,
-<name>.mk and <name>.cmake, plus metadata.json (versioned build manifest)."""
+<name>.mk and <name>.cmake, plus metadata.json (versioned build manifest; its ``files`` lists every
+file written, so a later compile into the same directory removes only its own stale files)."""
 from __future__ import annotations
 
 import json
@@ -51,6 +52,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         "version": MANIFEST_VERSION, "tinyfuse": version, "model": name, "model_hash": result.model_hash,
         "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes, "weights_bytes": result.weights_bytes,
         "macs": result.macs, "planner": result.plan.planner, "lower_bound": result.plan.lower_bound,
+        "files": sorted([*files, "metadata.json"]),
         "inputs": [vars(t) | {"shape": list(t.shape)} for t in result.inputs],
         "outputs": [vars(t) | {"shape": list(t.shape)} for t in result.outputs],
         "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "in_offsets": s.in_offsets,

@@ -57,7 +57,9 @@ def sanitize(name: str) -> str:
 
 
 def load_onnx(path: str | Path) -> onnx.ModelProto:
-    """Read and check an ONNX file; upgrade opset < 13. Raises TinyfuseError on a bad file."""
+    """Read and check an ONNX file, as the model declares it (from_onnx upgrades opset < 13, so errors
+    can name the declared opset and the model hash is the user's model). Raises TinyfuseError on a bad
+    file or an opset newer than the installed onnx package defines."""
     path = Path(path)
     if not path.is_file():
         raise TinyfuseError(f"{path}: no such file")
@@ -67,18 +69,25 @@ def load_onnx(path: str | Path) -> onnx.ModelProto:
         raise TinyfuseError(f"{path}: not a valid ONNX file ({type(e).__name__}: {first_line(e)})") from None
     if not model.graph.node:
         raise TinyfuseError(f"{path}: the ONNX graph has no nodes (truncated or empty file?)")
-    return upgrade_opset(model, str(path))
+    check_model(model, str(path))
+    return model
 
 
-def upgrade_opset(model: onnx.ModelProto, where: str = "model") -> onnx.ModelProto:
-    """Check the graph's names, and bring a model older than opset 13 to opset 13 with
-    onnx.version_converter."""
+def check_model(model: onnx.ModelProto, where: str = "model") -> int:
+    """Check the graph's names and that its ai.onnx opset is one the installed onnx defines; returns
+    that opset."""
     check_names(model, where)
     opset = default_opset(model)
     newest = onnx.defs.onnx_opset_version()
     if opset > newest:
         raise TinyfuseError(f"{where}: model uses ai.onnx opset {opset}, newer than {newest}, the newest the "
                             f"installed onnx {onnx.__version__} defines; upgrade the onnx package")
+    return opset
+
+
+def upgrade_opset(model: onnx.ModelProto, where: str = "model") -> onnx.ModelProto:
+    """check_model, then bring a model older than opset 13 to opset 13 with onnx.version_converter."""
+    opset = check_model(model, where)
     if opset < MIN_OPSET:
         try:
             model = onnx.version_converter.convert_version(model, MIN_OPSET)
@@ -222,8 +231,8 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
     if not isinstance(model, onnx.ModelProto):
         name = name or sanitize(Path(model).stem)
         model = load_onnx(model)
-    else:
-        model = upgrade_opset(model)
+    declared = default_opset(model)                  # errors name the opset the model declares
+    model = upgrade_opset(model)
     name = sanitize(name or model.graph.name or "model")
     opset = default_opset(model)
     if not model.graph.output:
@@ -237,7 +246,7 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
         params.append(v)
         env[vi.name] = v
     for proto in model.graph.node:
-        node = Node(proto, opset)
+        node = Node(proto, opset, declared)
         if proto.domain not in ("", "ai.onnx") and not (proto.domain == "com.microsoft"
                                                          and proto.op_type in MS_DOMAIN_OPS):
             raise node.error(f"operator domain '{shown(proto.domain)}' is not supported")

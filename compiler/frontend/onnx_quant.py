@@ -12,6 +12,8 @@ anything else is a clear error.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..ir import Constant, Expr, call
@@ -117,7 +119,7 @@ def _binary(op_type):
 
 def _as(node: Node, op_type: str) -> Node:
     """The same node seen as its float op type (for the float converters' error messages)."""
-    clone = Node(node.proto, node.opset)
+    clone = copy.copy(node)     # keeps the declared opset the errors name
     clone.op_type = op_type
     return clone
 

@@ -17,11 +17,16 @@ from ..ir import Call, Constant, Expr, call, get_op
 
 
 class Node:
-    """What a converter sees of one ONNX node: name, op type, attributes, opset, and errors."""
+    """What a converter sees of one ONNX node: name, op type, attributes, opset, and errors.
 
-    def __init__(self, proto: onnx.NodeProto, opset: int):
+    ``opset`` is the ai.onnx opset the converter works at (13 or more: older models arrive
+    upgraded); errors name ``declared_opset``, the one the model itself declares. A node without a
+    name is named by its first present output (LSTM/GRU may omit ``Y`` and keep ``Y_h``)."""
+
+    def __init__(self, proto: onnx.NodeProto, opset: int, declared_opset: int | None = None):
         self.proto, self.opset = proto, opset
-        self.name = shown(proto.name or (proto.output[0] if proto.output else proto.op_type))
+        self.declared_opset = declared_opset if declared_opset is not None else opset
+        self.name = shown(proto.name or next((o for o in proto.output if o), "") or proto.op_type)
         self.op_type = proto.op_type
         self.attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
 
@@ -30,7 +35,7 @@ class Node:
         return v.decode() if isinstance(v, bytes) else v
 
     def error(self, problem: str, hint: str = "") -> TinyfuseError:
-        return node_error(self.name, shown(self.op_type), self.opset, problem, hint)
+        return node_error(self.name, shown(self.op_type), self.declared_opset, problem, hint)
 
 
 CONVERTERS: dict[str, Callable] = {}

@@ -63,7 +63,7 @@ def test_cli_run_int8_json_keys(capsys):
     assert main(["run", str(onnx_path), "--input", str(io), "--tflite-ref", str(tflite_path), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["ref_exact"] is True and got["tflm_exact"] is True and got["outputs_match"] is True
-    assert got["max_lsb_diff_ort"] >= 0 and got["arena_bytes"] <= 16000   # TFLM head
+    assert got["max_lsb_diff"] >= 0 and got["arena_bytes"] <= 16000   # TFLM head
 
 
 def test_cli_per_layer_names_no_divergence(capsys):

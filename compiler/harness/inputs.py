@@ -1,0 +1,60 @@
+"""Model inputs for ``tinyfuse run``/``bench``/``tune``: from a .npy/.npz file, or seeded random ones."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import TinyfuseError
+
+
+def random_inputs(infos, seed: int) -> list[np.ndarray]:
+    """One array per ``infos`` entry (TensorInfo: shape, dtype): normal(0, 1) for float dtypes, uniform
+    over the whole range for integer ones, from ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in infos:
+        if t.dtype.startswith("float"):
+            out.append(rng.standard_normal(t.shape).astype(t.dtype))
+        else:
+            info = np.iinfo(t.dtype)
+            out.append(rng.integers(info.min, info.max + 1, t.shape).astype(t.dtype))
+    return out
+
+
+def _arrays(p: Path, data, infos) -> list[np.ndarray]:
+    if isinstance(data, np.ndarray):
+        if len(infos) != 1:
+            raise TinyfuseError(f"--input {p}: a .npy holds one array but the model has {len(infos)} inputs")
+        return [data]
+    arrays = []
+    for t in infos:
+        key = t.name if t.name in data else "input" if "input" in data and len(infos) == 1 else None
+        if key is None:
+            raise TinyfuseError(f"--input {p}: no array named '{t.name}' (keys: {sorted(data.keys())})")
+        arrays.append(data[key])
+    return arrays
+
+
+def load_inputs(path: str | None, infos, seed: int) -> list[np.ndarray]:
+    """Inputs of the model whose inputs are ``infos`` (TensorInfo list), cast to their dtypes.
+
+    ``path``: a .npy (one-input models) or .npz holding an array per graph input name (or ``input``
+    for a one-input model); None gives :func:`random_inputs` with ``seed``. Raises TinyfuseError for a
+    missing or unreadable file, a missing key or a shape that differs from the model's.
+    """
+    if path is None:
+        return random_inputs(infos, seed)
+    p = Path(path)
+    if not p.is_file():
+        raise TinyfuseError(f"--input {path}: no such file")
+    try:
+        data = np.load(p, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise TinyfuseError(f"--input {path}: not a .npy/.npz file ({type(e).__name__}: {e})") from None
+    arrays = _arrays(p, data, infos)
+    for a, t in zip(arrays, infos):
+        if tuple(a.shape) != tuple(t.shape):
+            raise TinyfuseError(f"--input {path}: input '{t.name}' has shape {list(a.shape)}, "
+                                f"model expects {list(t.shape)}")
+    return [a.astype(t.dtype) for a, t in zip(arrays, infos)]

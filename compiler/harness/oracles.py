@@ -1,0 +1,128 @@
+"""The independent oracles ``tinyfuse run`` compares the generated C with.
+
+- onnxruntime (CPU provider) for an ONNX model;
+- TFLite Micro (the ``tflite-micro`` package) for a TFLite model, and for ``--tflite-ref``;
+- tinyfuse's own numpy reference (the IR interpreter), which ``run`` always has.
+
+An oracle that cannot run the model (onnxruntime rejecting a valid Conv with ``auto_pad=SAME_UPPER``
+and dilations, TFLM refusing a hybrid model or a custom op, a package missing) raises
+:class:`OracleUnavailable` with a one-line reason; the caller reports it and compares with the numpy
+reference alone. TFLM runs in a child process (tflm_worker.py): a too small arena can crash it, and
+its arena is grown from the model's own estimate until it allocates.
+"""
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..frontend.detect import model_format
+
+ONNXRUNTIME = "onnxruntime"
+TFLM = "TFLite Micro"
+TFLM_MAX_ARENA = 1 << 30        # bytes: no model tinyfuse compiles needs more
+TFLM_MIN_ARENA = 64 << 10
+
+
+class OracleUnavailable(Exception):
+    """An oracle cannot run the model; ``str(e)`` is the one-line reason."""
+
+
+def oracle_name(model_path) -> str:
+    """The oracle of a model file: ``TFLM`` for TFLite content, else ``ONNXRUNTIME``."""
+    return TFLM if model_format(model_path) == "tflite" else ONNXRUNTIME
+
+
+_ORT_PREFIX = re.compile(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ")
+
+
+def _first_line(text, limit: int = 200) -> str:
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    return lines[0][:limit] if lines else "no message"
+
+
+def onnxruntime_outputs(model_path: str, infos, inputs) -> list[np.ndarray]:
+    """onnxruntime's outputs for ``inputs`` (one array per ``infos`` entry, fed by name).
+    Raises OracleUnavailable when onnxruntime is missing or rejects/cannot run the model."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise OracleUnavailable("the onnxruntime package is not installed") from None
+    so, ro = ort.SessionOptions(), ort.RunOptions()
+    so.log_severity_level = ro.log_severity_level = 4      # fatal only: a failure is reported below
+    try:
+        sess = ort.InferenceSession(str(model_path), so, providers=["CPUExecutionProvider"])
+        return sess.run(None, {t.name: x for t, x in zip(infos, inputs)}, ro)
+    except Exception as e:   # onnxruntime raises its own Fail/InvalidGraph/RuntimeException types
+        raise OracleUnavailable(_ORT_PREFIX.sub("", _first_line(e, 400))) from None
+
+
+def _tflm_reason(proc: subprocess.CompletedProcess) -> str:
+    """The line of TFLM's stderr that says why it refused the model."""
+    for ln in proc.stderr.splitlines():
+        s = ln.strip()
+        if s and not s.startswith(("Traceback", "File ", "^", "~")) and ln[:1] != " ":
+            return _SOURCE_PREFIX.sub("", s)[:200]
+    return f"exit status {proc.returncode}"
+
+
+# what TFLM prints when the arena is too small ("... Requested: 992, available 904, missing: 88")
+_TOO_SMALL = re.compile(r"Failed to (?:allocate|resize)|missing: (\d+)")
+_SOURCE_PREFIX = re.compile(r"^\S+\.(?:cc|h|cpp)(?::\d+)?\s+")   # "tensorflow/lite/.../conv_common.cc "
+
+
+def _tflm_attempt(tflite_path, arena: int, tmp: Path, n_outputs: int, timeout: float):
+    """One TFLM run with ``arena`` bytes: the outputs, or the number of bytes to try next when the
+    arena was too small (at least double, or more than what TFLM said was missing)."""
+    worker = Path(__file__).with_name("tflm_worker.py")
+    proc = subprocess.run([sys.executable, str(worker), str(tflite_path), str(arena), str(tmp / "x.npz"),
+                           str(tmp / "y.npz"), str(n_outputs)], capture_output=True, text=True, timeout=timeout)
+    if proc.returncode == 0:
+        with np.load(tmp / "y.npz") as y:
+            return [y[f"y{i}"] for i in range(n_outputs)]
+    if _TOO_SMALL.search(proc.stderr):
+        missing = max((int(m) for m in re.findall(r"missing: (\d+)", proc.stderr)), default=0)
+        return max(2 * arena, arena + 2 * missing)
+    if proc.returncode < 0:
+        raise OracleUnavailable(f"TFLite Micro crashed (signal {-proc.returncode}): {_tflm_reason(proc)}")
+    raise OracleUnavailable(_tflm_reason(proc))
+
+
+def tflm_outputs(tflite_path, inputs, n_outputs: int = 1, arena_hint: int = 0,
+                 timeout: float = 600) -> list[np.ndarray]:
+    """TFLite Micro's outputs of the .tflite file ``tflite_path`` for ``inputs`` (in input order).
+
+    The arena starts at ``max(arena_hint, 64 KiB)`` bytes (callers pass twice tinyfuse's own arena)
+    and grows (at least doubling) until TFLM allocates its tensors, up to 1 GiB. Raises OracleUnavailable
+    when tflite-micro is missing, refuses the model (hybrid model, unknown or custom op), crashes,
+    or needs more than 1 GiB.
+    """
+    if importlib.util.find_spec("tflite_micro") is None:
+        raise OracleUnavailable("the tflite-micro package is not installed (pip install tflite-micro)")
+    arena = max(int(arena_hint), TFLM_MIN_ARENA)
+    with tempfile.TemporaryDirectory(prefix="tinyfuse_tflm_") as tmp:
+        np.savez(Path(tmp) / "x.npz", **{f"x{i}": np.ascontiguousarray(x) for i, x in enumerate(inputs)})
+        while arena <= TFLM_MAX_ARENA:
+            got = _tflm_attempt(tflite_path, arena, Path(tmp), n_outputs, timeout)
+            if not isinstance(got, int):
+                return got
+            arena = got
+    raise OracleUnavailable(f"TFLite Micro cannot allocate its tensors in {TFLM_MAX_ARENA} bytes")
+
+
+def reference_outputs(model_path, result, inputs) -> list[np.ndarray]:
+    """The oracle's outputs (see :func:`oracle_name`) for the compiled ``result`` and ``inputs``."""
+    if oracle_name(model_path) == TFLM:
+        return tflm_outputs(model_path, inputs, len(result.outputs), arena_hint=2 * result.arena_bytes)
+    return onnxruntime_outputs(model_path, result.inputs, inputs)
+
+
+def numpy_outputs(result, inputs) -> list[np.ndarray]:
+    """tinyfuse's own reference: the compiled IR evaluated in numpy (fixed-point exact for int8)."""
+    from ..ir.interpreter import run_module
+    return run_module(result.module, inputs)
