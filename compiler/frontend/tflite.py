@@ -1,7 +1,7 @@
 """TFLite flatbuffer → IRModule.
 
-Reads the .tflite with the schema bindings that ship in the ``tflite-micro`` package (flatbuffers
-object API, ``ModelT.InitFromPackedBuf``) and emits the IR the ONNX frontend emits for the tf2onnx
+Reads the .tflite through ``tflite_schema`` (the pure-Python ``tflite`` package's flatc bindings,
+seen through the flatbuffers object API's field names) and emits the IR the ONNX frontend emits for the tf2onnx
 twin of the same model, so both reach the same int8 kernels:
 
 - tensors keep TFLite's layout (NHWC) and dtypes; conv, depthwise and pools run in NCHW between
@@ -35,10 +35,8 @@ from ..ir.types import C_TYPES
 from . import tflite_int8 as i8
 from .onnx import check_size, first_line, own_buffers, sanitize
 
-try:
-    from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as S
-except ImportError:  # pragma: no cover - a declared dependency
-    S = None
+from .tflite_schema import S, read_model
+from .tflite_schema import schema as _schema
 
 TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
 DTYPES = {} if S is None else {
@@ -49,12 +47,6 @@ DTYPES = {} if S is None else {
 
 def _names(enum) -> dict[int, str]:
     return {v: k for k, v in vars(enum).items() if not k.startswith("_")}
-
-
-def _schema():
-    if S is None:
-        raise TinyfuseError("reading .tflite files needs the tflite-micro package: pip install tflite-micro")
-    return S
 
 
 # ----------------------------------------------------------------------------------------- tensors and operators
@@ -140,7 +132,7 @@ def load_tflite(model: str | Path | bytes) -> bytes:
 
 def _parse(data: bytes):
     try:
-        return _schema().ModelT.InitFromPackedBuf(data, 0)
+        return read_model(data)
     except TinyfuseError:
         raise
     except Exception as e:
