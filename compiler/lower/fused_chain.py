@@ -211,7 +211,7 @@ def _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, t, c
         return res
 
     if kind == "conv":
-        col = f"(int32_t *)((int8_t *)scratch + {col_off})"
+        col = f"(int32_t *)(void *)((int8_t *)scratch + {col_off})"   # col_off: a multiple of 4
         T = geo.KH * geo.KW
         k4 = -(-T * C // 4) * 4             # reduction terms, zero-padded to whole words
         nq = k4 // 4

@@ -2,6 +2,7 @@
 writes the IR text after each one (``NN_<name>.txt``)."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from functools import partial
 from pathlib import Path
@@ -17,6 +18,7 @@ from .fold_constant import fold_constant
 from .fold_views import fold_views
 from .fuse_horizontal import fuse_horizontal
 from .fuse_ops import fuse_ops
+from .io_quant import io_quantization
 from .legalize_qdq import legalize_qdq
 from .poly_fuse import poly_fuse
 
@@ -48,6 +50,7 @@ def run_pipeline(mod: IRModule, disabled=(), dump_dir: str | Path | None = None,
     unknown = set(disabled) - set(PASS_NAMES)
     if unknown:
         raise TinyfuseError(f"unknown pass {sorted(unknown)}; passes are: {', '.join(PASS_NAMES)}")
+    mod = dataclasses.replace(mod, io_quant=io_quantization(mod.main))   # before legalize_qdq folds the scales
     if dump_dir:
         Path(dump_dir).mkdir(parents=True, exist_ok=True)
         (Path(dump_dir) / "00_input.txt").write_text(astext(mod))
