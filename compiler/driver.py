@@ -81,6 +81,12 @@ class CompileResult:
     def macs(self) -> int:
         return sum(k.macs for k in self.kernels)
 
+    def __repr__(self) -> str:
+        """One line: name, target, kernel count, arena bytes and the file names (not their text,
+        the IR or the plan: the dataclass repr of those runs to megabytes)."""
+        return (f"CompileResult(name={self.name!r}, target={self.target!r}, kernels={len(self.steps)}, "
+                f"arena_bytes={self.arena_bytes}, files={sorted(self.files)})")
+
     def write(self, outdir: str | Path) -> Path:
         """Write all files into ``outdir`` atomically (a temp dir renamed into place): a failure never
         leaves a partial output directory."""
