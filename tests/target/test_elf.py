@@ -18,7 +18,11 @@ int counter = 3;                                  /* .data */
 static float table[64];                           /* .bss */
 const int8_t weights[300] = { 1, 2, 3 };         /* .rodata */
 __attribute__((section(".tinyfuse_weights"))) const int32_t w2[17] = { 5 };
-__attribute__((noinline)) float step(int i) { table[i & 63] += (float)weights[i % 300] + (float)w2[i % 17]; return table[i & 63]; }
+__attribute__((noinline)) float step(int i)
+{
+  table[i & 63] += (float)weights[i % 300] + (float)w2[i % 17];
+  return table[i & 63];
+}
 int main(void) { float s = 0; for (int i = 0; i < 1000; ++i) s += step(i + counter); return (int)s; }
 """
 
