@@ -56,7 +56,8 @@ def _from_attrs(call: Call, prefix: str) -> QParams | None:
     """QParams of a qnn.(de)quantize call (prefix '') or of an op's in_/out_ parameters."""
     a = call.attrs
     if prefix == "" and call.op in ("qnn.quantize", "qnn.dequantize"):
-        return _qparams(a.get("scale", 1.0), a.get("zero_point", 0), int(a.get("axis", 1)))
+        axis = int(a.get("axis", 1)) % max(len(call.args[0].ty.shape), 1)    # ONNX allows axis=-1
+        return _qparams(a.get("scale", 1.0), a.get("zero_point", 0), axis)
     if f"{prefix}scale" in a and f"{prefix}zero_point" in a:
         return _qparams(a[f"{prefix}scale"], a[f"{prefix}zero_point"], None)
     return None

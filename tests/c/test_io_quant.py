@@ -140,3 +140,25 @@ def test_float_model_has_no_quantization():
     assert [(t["scale"], t["zero_point"]) for t in meta["inputs"] + meta["outputs"]] == [(None, None)] * 2
     header = result.files["f.h"]
     assert "_SCALE" not in header and "quantize_input" not in header
+
+
+def test_per_axis_header_macros_compile(tmp_path):
+    from tinyfuse.codegen.templates import template
+    from tinyfuse.passes.io_quant import QParams
+    from tinyfuse.driver import TensorInfo
+    from tinyfuse.target import Placement
+    t = TensorInfo("x", (1, 3), "int8", 3)
+    q = QParams((0.5, 1e-3, 3.0), (-1, 0, 5), 1)
+    header = template("model.h.j2").render(
+        name="m", NAME="M", version="0", model_hash="0", arena_bytes=16, placement=Placement(),
+        inputs=[t], outputs=[t], in_q=[q], out_q=[None], ctype=lambda d: "int8_t")
+    assert "#define M_INPUT0_SCALES { 0.5f, 0.00100000005f, 3.0f }" in header
+    assert "#define M_INPUT0_ZERO_POINTS { -1, 0, 5 }" in header and "quantize_input" not in header
+    (tmp_path / "m.h").write_text(header)
+    (tmp_path / "main.c").write_text('#include "m.h"\nstatic const float s[] = M_INPUT0_SCALES;\n'
+                                     'static const int z[] = M_INPUT0_ZERO_POINTS;\n'
+                                     'int main(void)\n{\n  return (int)(s[2] * 2.0f) - 6 + z[0] + 1'
+                                     ' + M_INPUT0_QUANT_AXIS - 1;\n}\n')
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-o", str(tmp_path / "m"),
+                    str(tmp_path / "main.c")], check=True)
+    assert subprocess.run([str(tmp_path / "m")]).returncode == 0
