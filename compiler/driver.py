@@ -4,6 +4,7 @@ The Python API behind ``tinyfuse compile``; ``tinyfuse.compile`` is a thin alias
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from .memory import Buffer, Plan
 from .memory.arena import plan_arena
 from .options import CompileOptions
 from .passes import run_pipeline
+from .passes.io_quant import io_quantization
 from .targets import Placement, check_fits, get_target
 
 
@@ -81,6 +83,12 @@ class CompileResult:
     def macs(self) -> int:
         return sum(k.macs for k in self.kernels)
 
+    def __repr__(self) -> str:
+        """One line: name, target, kernel count, arena bytes and the file names (not their text,
+        the IR or the plan: the dataclass repr of those runs to megabytes)."""
+        return (f"CompileResult(name={self.name!r}, target={self.target!r}, kernels={len(self.steps)}, "
+                f"arena_bytes={self.arena_bytes}, files={sorted(self.files)})")
+
     def write(self, outdir: str | Path) -> Path:
         """Write every file into ``outdir`` (created if missing; ``.`` is fine), each atomically.
         Only files an earlier compile wrote there (metadata.json's ``files``) and this one does not
@@ -133,13 +141,19 @@ def _load(model, name: str | None):
         from .frontend.tflite import from_tflite, load_tflite   # .tflite path or flatbuffer bytes
         data = load_tflite(model)
         name = model_name(name, Path(model).stem if isinstance(model, (str, Path)) else "model")
-        return hashlib.sha256(data).hexdigest()[:16], from_tflite(data, name)
+        return hashlib.sha256(data).hexdigest()[:16], _with_io_quant(from_tflite(data, name))
     if isinstance(model, (str, Path)):
         name = model_name(name, Path(model).stem)
         model = load_onnx(model)
     else:
         name = model_name(name, model.graph.name or "model")
-    return hashlib.sha256(model.SerializeToString()).hexdigest()[:16], from_onnx(model, name)
+    return hashlib.sha256(model.SerializeToString()).hexdigest()[:16], _with_io_quant(from_onnx(model, name))
+
+
+def _with_io_quant(mod: IRModule) -> IRModule:
+    """The module with its inputs' and outputs' scale and zero point recorded (IRModule.io_quant), read
+    from the frontend's QDQ form before legalize_qdq folds the scales into the kernels."""
+    return dataclasses.replace(mod, io_quant=io_quantization(mod.main))
 
 
 def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, placement: Placement = Placement(),

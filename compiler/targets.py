@@ -104,11 +104,11 @@ class Target:
 
     @property
     def tools(self) -> tuple[str, ...]:
-        """Executables the qemu harness needs for this target."""
+        """Executables the qemu harness needs for this target (ELF sizes and symbols are read with
+        pyelftools: no binutils)."""
         if self.is_host:
             return (self.cc,)
-        binutils = [self.cc[: -len("gcc")] + t for t in ("size", "nm", "objdump")]
-        return (self.cc, *binutils, *sorted({b.qemu[0] for b in self.boards}))
+        return (self.cc, *sorted({b.qemu[0] for b in self.boards}))
 
 
 def _cm_board(name: str, machine: str, board_dir: str, flash: int, ram: int) -> Board:

@@ -81,22 +81,9 @@ def _measure_args(args):
 
 
 def _progress(total: int, desc: str):
-    try:
-        from tqdm import tqdm
-        return tqdm(total=total, desc=desc, unit="trial", file=sys.stderr)
-    except ImportError:
-        class Simple:
-            def __init__(self):
-                self.n = 0
-
-            def update(self, k=1):
-                self.n += k
-                bar = "#" * (20 * self.n // max(total, 1))
-                print(f"\r{desc} [{bar:<20}] {self.n}/{total}", end="", file=sys.stderr, flush=True)
-
-            def close(self):
-                print(file=sys.stderr)
-        return Simple()
+    """A tqdm progress bar on stderr (tqdm is a dependency)."""
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, unit="trial", file=sys.stderr)
 
 
 def _run_trials(model, target, specs, default, jobs, bar) -> list[dict]:

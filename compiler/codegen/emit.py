@@ -26,14 +26,29 @@ def _isl_macros(kernels) -> list[str]:
     return seen
 
 
+def _io_quant(result):
+    """(inputs, outputs): a passes.io_quant.QParams or None per model input and output."""
+    ins, outs = result.module.io_quant or ((), ())
+    ins, outs = list(ins) or [None] * len(result.inputs), list(outs) or [None] * len(result.outputs)
+    return ins, outs
+
+
+def _io_json(infos, qparams) -> list[dict]:
+    none = {"scale": None, "zero_point": None}
+    return [vars(t) | {"shape": list(t.shape)} | (q.as_json() if q is not None else none)
+            for t, q in zip(infos, qparams)]
+
+
 def emit_sources(result, pool, version: str) -> dict[str, str]:
     name = result.name
+    in_q, out_q = _io_quant(result)
     ctx = dict(
         name=name, NAME=name.upper(), version=version, model_hash=result.model_hash,
         arena_bytes=result.arena_bytes, inputs=result.inputs, outputs=result.outputs, steps=result.steps,
         ctype=lambda dtype: C_TYPES[dtype], macros=_isl_macros(result.kernels),
         constants=[(cname, C_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
         weights_bytes=result.weights_bytes, macs=result.macs, placement=result.placement,
+        in_q=in_q, out_q=out_q,
     )
     uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
     ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []
@@ -53,8 +68,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes, "weights_bytes": result.weights_bytes,
         "macs": result.macs, "planner": result.plan.planner, "lower_bound": result.plan.lower_bound,
         "files": sorted([*files, "metadata.json"]),
-        "inputs": [vars(t) | {"shape": list(t.shape)} for t in result.inputs],
-        "outputs": [vars(t) | {"shape": list(t.shape)} for t in result.outputs],
+        "inputs": _io_json(result.inputs, in_q), "outputs": _io_json(result.outputs, out_q),
         "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "in_offsets": s.in_offsets,
                      "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes, "variant": s.kernel.variant}
                     for s in result.steps],

@@ -1,7 +1,7 @@
 """TFLite flatbuffer → IRModule.
 
-Reads the .tflite with the schema bindings that ship in the ``tflite-micro`` package (flatbuffers
-object API, ``ModelT.InitFromPackedBuf``) and emits the IR the ONNX frontend emits for the tf2onnx
+Reads the .tflite through ``tflite_schema`` (the pure-Python ``tflite`` package's flatc bindings,
+seen through the flatbuffers object API's field names) and emits the IR the ONNX frontend emits for the tf2onnx
 twin of the same model, so both reach the same int8 kernels:
 
 - tensors keep TFLite's layout (NHWC) and dtypes; conv, depthwise and pools run in NCHW between
@@ -34,16 +34,14 @@ from . import tflite_ops  # noqa: F401  (registers the converters)
 from .onnx import check_size, first_line, own_buffers, sanitize
 from .tflite_registry import CONVERTERS, Graph, Op, S, Tensor, _names, check_types
 
+from .tflite_schema import read_model
+from .tflite_schema import schema as _schema
 DTYPES = {} if S is None else {
     S.TensorType.FLOAT32: "float32", S.TensorType.FLOAT16: "float16", S.TensorType.INT8: "int8",
     S.TensorType.UINT8: "uint8", S.TensorType.INT16: "int16", S.TensorType.INT32: "int32",
     S.TensorType.INT64: "int64", S.TensorType.BOOL: "bool"}
 
 
-def _schema():
-    if S is None:
-        raise TinyfuseError("reading .tflite files needs the tflite-micro package: pip install tflite-micro")
-    return S
 
 
 # ----------------------------------------------------------------------------------------- reading the file
@@ -64,7 +62,7 @@ def load_tflite(model: str | Path | bytes) -> bytes:
 
 def _parse(data: bytes):
     try:
-        return _schema().ModelT.InitFromPackedBuf(data, 0)
+        return read_model(data)
     except TinyfuseError:
         raise
     except Exception as e:

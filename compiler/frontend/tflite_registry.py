@@ -17,11 +17,7 @@ from ..errors import TinyfuseError
 from ..ir import Constant, Expr, call
 from . import tflite_int8 as i8
 from .onnx import check_size, sanitize
-
-try:
-    from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as S
-except ImportError:  # pragma: no cover - a declared dependency
-    S = None
+from .tflite_schema import S
 
 TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
 

@@ -1,5 +1,5 @@
 """Deterministic figures of one inference on a qemu target: executed instructions (total and per
-kernel), flash (code and constants, from the ELF) and RAM (arena, model .data/.bss, stack).
+kernel), flash (code and constants, from the ELF through pyelftools: ``elf.py``) and RAM (arena, model .data/.bss, stack).
 
 Instructions come from a TCG plugin (``runtime_c/tools/tc_insncount.c``, built here with the host
 gcc) under ``-icount shift=0``: it counts every executed instruction, and separately those inside the
@@ -30,7 +30,10 @@ from pathlib import Path
 
 from ..errors import TinyfuseError
 from ..targets import RUNTIME_DIR, Placement
-from .qemu import TargetBuild, _check_exit, _read_stats, _run, qemu_command, tool
+from .elf import data_bss
+from .elf import sections as elf_sections
+from .elf import symbols as elf_symbols
+from .qemu import TargetBuild, _check_exit, _read_stats, _run, qemu_command
 
 PLUGIN_SRC = RUNTIME_DIR / "tools" / "tc_insncount.c"
 BENCH_KEYS = ("instructions", "macs", "flash_code", "flash_const", "arena_bytes", "ram_stack", "ram_total")
@@ -56,34 +59,17 @@ def plugin_path(cc: str = "gcc") -> Path:
 
 def symbols(build: TargetBuild, elf: Path | None = None) -> dict[str, tuple[int, int]]:
     """Defined symbols of the ELF with a size: name -> (address without the Thumb bit, size)."""
-    proc = _run([tool(build.target, "nm"), "-S", "--defined-only", elf or build.elf], "nm")
-    out = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 4:
-            out.setdefault(parts[3], (int(parts[0], 16) & ~1, int(parts[1], 16)))
-    return out
+    return elf_symbols(elf or build.elf)
 
 
 def sections(build: TargetBuild, elf: Path) -> dict[str, tuple[int, int, bool]]:
     """Allocated sections of ``elf``: name -> (size, address, loaded from the image)."""
-    proc = _run([tool(build.target, "objdump"), "-h", elf], "objdump")
-    out, lines = {}, proc.stdout.splitlines()
-    for head, flags in zip(lines, lines[1:]):
-        m = re.match(r"\s*\d+\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s", head)
-        if m and "ALLOC" in flags:
-            out[m.group(1)] = (int(m.group(2), 16), int(m.group(3), 16), "LOAD" in flags)
-    return out
+    return elf_sections(elf)
 
 
 def object_ram(build: TargetBuild) -> int:
     """.data + .bss of the model's own object files (berkeley ``size``)."""
-    proc = _run([tool(build.target, "size"), *build.objects], "size")
-    total = 0
-    for line in proc.stdout.splitlines()[1:]:
-        parts = line.split()
-        total += int(parts[1]) + int(parts[2])
-    return total
+    return data_bss(build.objects)
 
 
 def count_instructions(build: TargetBuild, marks: list[int], code_range: tuple[int, int] | None = None,

@@ -56,11 +56,6 @@ def require_tools(target: Target) -> None:
         raise TinyfuseError(f"target {target.name} needs {', '.join(missing)}; install: {INSTALL_HINT}")
 
 
-def tool(target: Target, name: str) -> str:
-    """The binutils program ``name`` (size, nm, objdump) of the target's toolchain."""
-    return target.cc[: -len("gcc")] + name
-
-
 def _run(cmd: list[str], what: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     try:
         proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, timeout=timeout)
@@ -190,4 +185,4 @@ def run_target(build: TargetBuild, timeout: float = 120, extra_qemu: tuple[str, 
     return outs
 
 
-__all__ = ["TargetBuild", "build_target", "run_target", "missing_tools", "qemu_command", "tool"]
+__all__ = ["TargetBuild", "build_target", "run_target", "missing_tools", "qemu_command"]

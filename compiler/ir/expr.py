@@ -102,14 +102,17 @@ class IRModule:
     """A model: its ``main`` Function plus the names the user sees at the C API.
 
     ``input_names``/``output_names`` are the model's own tensor names; ``name`` is a C identifier.
+    ``io_quant`` is (inputs, outputs): a ``passes.io_quant.QParams`` or None per model input and
+    output, read from the frontend's IR by ``run_pipeline`` before legalize_qdq folds the scales.
     """
 
     main: Function
     name: str
     output_names: tuple[str, ...]
+    io_quant: tuple = ((), ())
 
     def with_main(self, main: Function) -> "IRModule":
-        return IRModule(main, self.name, self.output_names)
+        return IRModule(main, self.name, self.output_names, self.io_quant)
 
 
 def post_order(roots) -> list[Expr]:

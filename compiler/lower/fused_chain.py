@@ -176,7 +176,7 @@ def _conv_weights(anchor, geo: ConvGeom, pool) -> tuple[str, int]:
 def _dsp_conv(stage: _DspStage, pool, col_off: int) -> tuple[list, int]:
     """A groups = 1 stage: im2col of a pixel pair into int16 columns, then 2x2 SMLAD blocks."""
     g, t, i = stage.geo, stage.t, stage.i
-    col = f"(int32_t *)((int8_t *)scratch + {col_off})"
+    col = f"(int32_t *)(void *)((int8_t *)scratch + {col_off})"   # col_off: a multiple of 4
     wname, row = _conv_weights(stage.anchor, g, pool)
     nq = row // 4
     any_c = {} if g.C % 4 == 0 else {"C": g.C, "k4": row, "offset": -g.zp}

@@ -567,11 +567,8 @@ def campaign(seeds, quant=None, minimise_failures=True, progress=True, log=None)
     quiet()
     bar = None
     if progress:
-        try:
-            from tqdm import tqdm
-            bar = tqdm(total=len(seeds), unit="graph", dynamic_ncols=True)
-        except ImportError:
-            bar = None
+        from tqdm import tqdm          # a tinyfuse dependency
+        bar = tqdm(total=len(seeds), unit="graph", dynamic_ncols=True)
     work = Path(tempfile.mkdtemp(prefix="tf_fuzz_"))
     t0 = time.time()
     try:
@@ -593,8 +590,6 @@ def campaign(seeds, quant=None, minimise_failures=True, progress=True, log=None)
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix({s: n for s, n in sorted(counts.items())})
-            elif progress and (k + 1) % 50 == 0:
-                print(f"{k + 1}/{len(seeds)} graphs {dict(sorted(counts.items()))} {time.time() - t0:.0f}s", flush=True)
     finally:
         if bar is not None:
             bar.close()
