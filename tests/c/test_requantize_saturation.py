@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests.c import qdq_builders as qb
-from tests.conftest import ROOT, compile_and_run
+from tests.conftest import ROOT, compile_and_run, shared_or_skip
 from tinyfuse import quant
 
 MULTIPLIERS = [2.0 ** k for k in range(1, 36)] + [1.7, 37.0, 3000.5, 2.0 ** 20 * 1.3]
@@ -137,3 +137,24 @@ def test_conv_multiplier_above_one(tmp_path, case):
         (out,), _ = compile_and_run(model, [x], tmp_path)
     assert np.array_equal(out.reshape(want.shape), want), np.argwhere(out.reshape(want.shape) != want)[:5]
     assert (want == 127).any() and (want == -128).any()
+
+
+def test_multiplier_above_one_equals_tflm_where_tflm_does_not_overflow(tmp_path):
+    """A .tflite 1x1 conv with per-channel multipliers 2^1 … 2^24 and small accumulators (acc · 2^shift fits
+    int32, where TFLM's arithmetic is defined): tinyfuse equals TFLM bit for bit."""
+    import sys
+    tools = shared_or_skip("tools", "tflm_oneop.py").parent
+    sys.path.insert(0, str(tools))
+    import tflm_oneop
+    rng = np.random.default_rng(17)
+    x = rng.integers(-3, 4, (1, 5, 5, 4)).astype(np.int8)
+    w = rng.integers(-2, 3, (24, 1, 1, 4)).astype(np.int8)
+    scales = np.array([2.0 ** (k + 1) for k in range(24)], np.float32) / 64
+    bias = np.zeros(24, np.int32)
+    model = tflm_oneop.conv2d(x.shape, w, bias, (1 / 8, 1), scales, (1 / 512, 0))
+    want = tflm_oneop.run(model, [x])[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (out,), _ = compile_and_run(model, [x], tmp_path)
+    assert np.array_equal(out.reshape(want.shape), want)
+    assert (want == 127).any() and (want == -128).any() and (np.abs(want) < 100).any()
