@@ -74,18 +74,34 @@ def wrap32(x):
     return ((np.asarray(x, np.int64) + (1 << 31)) % (1 << 32)) - (1 << 31)
 
 
+MBQM_SAT = 2**31 - 2**16   # the saturated requantization result (quant.h TF_MBQM_SAT: why this value)
+
+
 def mbqm(acc, m, shift):
-    """MultiplyByQuantizedMultiplier, double rounding (TFLM / CMSIS-NN default). int64 in and out."""
+    """MultiplyByQuantizedMultiplier, double rounding (TFLM / CMSIS-NN default). int64 in and out.
+
+    ``acc`` int32 values, ``m`` Q31 multipliers in [2^30, 2^31) (or 0), ``shift`` int32 exponents.
+    Where shift > 0 (real multiplier > 1) and acc · 2^shift does not fit int32 — TFLM's int32 shift
+    wraps there — the result saturates to ±MBQM_SAT (0 for acc == 0): the true value is then at
+    least 2^30 in magnitude, so every int8/int16 output clamps to the right bound.
+    """
     acc, shift = np.asarray(acc, np.int64), np.asarray(shift, np.int64)
-    left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
-    return rdbp(srdhm(wrap32(acc << left), m), right)
+    left, right = np.clip(shift, 0, 31), np.maximum(-shift, 0)
+    shifted = acc << left
+    overflow = (shift > 31) & (acc != 0) | (shifted > INT32_MAX) | (shifted < INT32_MIN)
+    out = rdbp(srdhm(np.where(overflow, 0, shifted), m), right)
+    return np.where(overflow, np.sign(acc) * MBQM_SAT, out)
 
 
 def mbqm_single(acc, m, shift):
-    """Single rounding: (acc·m + 2^(30−shift)) >> (31−shift) in 64-bit (TFLite reference FC)."""
+    """Single rounding: (acc·m + 2^(30−shift)) >> (31−shift) in 64-bit (TFLite reference FC), saturating
+    to ±MBQM_SAT where a left shift (shift > 0) takes the result beyond int32 (as mbqm)."""
     acc, m, shift = np.asarray(acc, np.int64), np.asarray(m, np.int64), np.asarray(shift, np.int64)
-    total = 31 - shift
-    return (acc * m + (np.int64(1) << (total - 1))) >> total
+    p = acc * m
+    total = 31 - np.minimum(shift, 30)
+    r = (p + (np.int64(1) << (total - 1))) >> total
+    r = np.where((shift > 30) & (p != 0), np.sign(p) * (MBQM_SAT + 1), r)
+    return np.where(shift > 0, np.clip(r, -MBQM_SAT, MBQM_SAT), r)
 
 
 def requantize(acc, m, shift, rounding: str = "double"):

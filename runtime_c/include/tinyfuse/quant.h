@@ -24,22 +24,43 @@ static inline int32_t tf_rdbp(int32_t x, int32_t e)
   return (x >> e) + (rem > thr ? 1 : 0);
 }
 
-/* MultiplyByQuantizedMultiplier, double rounding (TFLM default): acc * m/2^31 * 2^shift.
- * m >= 0, as quantize_multiplier makes every multiplier, so the one saturating case of SRDHM
- * (a == m == INT32_MIN) cannot occur and tf_srdhm's test is left out. */
-static inline int32_t tf_mbqm(int32_t acc, int32_t m, int32_t shift)
+/* What a requantization returns when acc * 2^shift does not fit int32 (TFLM's kernels wrap there). The
+ * true value then has |acc * m * 2^(shift-31)| >= 2^30 (m >= 2^30), beyond every int8/int16 result, so
+ * the saturated value is the right one after the output clamp; 2^31 - 2^16, not INT32_MAX, so that adding
+ * an output zero point (|zp| <= 2^15) cannot wrap. The numpy twin is compiler/quant.py (MBQM_SAT). */
+#define TF_MBQM_SAT 2147418112
+
+/* acc * 2^shift (shift >= 1) overflows int32: the sign-saturated result, 0 for acc == 0. */
+static inline int32_t tf_mbqm_saturated(int64_t acc)
 {
-  const int32_t left = shift > 0 ? shift : 0;
-  const int32_t right = shift > 0 ? 0 : -shift;
-  const int32_t a = (int32_t)((uint32_t)acc << left);
-  return tf_rdbp((int32_t)(((int64_t)a * (int64_t)m + (1LL << 30)) >> 31), right);
+  return acc > 0 ? TF_MBQM_SAT : acc < 0 ? -TF_MBQM_SAT : 0;
 }
 
-/* Single rounding: (acc*m + 2^(30-shift)) >> (31-shift) in 64 bits. */
+/* MultiplyByQuantizedMultiplier, double rounding (TFLM default): acc * m/2^31 * 2^shift.
+ * m >= 0, as quantize_multiplier makes every multiplier, so the one saturating case of SRDHM
+ * (a == m == INT32_MIN) cannot occur and tf_srdhm's test is left out. A left shift (multiplier > 1)
+ * is TFLM's arithmetic while acc * 2^shift fits int32, else saturates (TF_MBQM_SAT). */
+static inline int32_t tf_mbqm(int32_t acc, int32_t m, int32_t shift)
+{
+  if (shift > 0) {
+    if (shift > 31 || acc > (INT32_MAX >> shift) || acc < -(INT32_MAX >> shift) - 1)
+      return tf_mbqm_saturated(acc);
+    return (int32_t)(((int64_t)(int32_t)((uint32_t)acc << shift) * (int64_t)m + (1LL << 30)) >> 31);
+  }
+  return tf_rdbp((int32_t)(((int64_t)acc * (int64_t)m + (1LL << 30)) >> 31), -shift);
+}
+
+/* Single rounding: (acc*m + 2^(30-shift)) >> (31-shift) in 64 bits, saturating (TF_MBQM_SAT) where
+ * a left shift (multiplier > 1) takes the result beyond int32. */
 static inline int32_t tf_mbqm_single(int32_t acc, int32_t m, int32_t shift)
 {
-  const int32_t total = 31 - shift;
-  return (int32_t)(((int64_t)acc * (int64_t)m + (1LL << (total - 1))) >> total);
+  const int64_t p = (int64_t)acc * (int64_t)m;
+  if (shift > 0) {
+    if (shift > 30) return tf_mbqm_saturated(p);
+    const int64_t r = (p + (1LL << (30 - shift))) >> (31 - shift);
+    return r > TF_MBQM_SAT ? TF_MBQM_SAT : r < -TF_MBQM_SAT ? -TF_MBQM_SAT : (int32_t)r;
+  }
+  return (int32_t)((p + (1LL << (30 - shift))) >> (31 - shift));
 }
 
 static inline int8_t tf_sat_i8(int32_t x)
