@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.c import qdq_builders as qb  # noqa: E402
+from tests.builders import qdq as qb  # noqa: E402
 from tinyfuse import quant  # noqa: E402
 from tinyfuse.driver import compile_model  # noqa: E402
 from tinyfuse.harness import build_host, run_host  # noqa: E402

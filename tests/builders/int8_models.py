@@ -6,6 +6,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from tests.builders import qdq as qb
 from tests.builders.float_models import model_of, rand
 
 
@@ -125,3 +126,34 @@ def sibling_int8_convs(cin: int, tmp_path) -> onnx.ModelProto:
              "B2": rand(6, seed=4)}
     return quantize_qdq(model_of(nodes, {"X": np.zeros((1, cin, 6, 5))}, {"Y": [1, 10, 6, 5]}, 13, inits),
                         tmp_path)
+
+
+def real_conv_valid(x, zx, sx, w_ohwi, sw, bias, so, zo):
+    """float64 real-arithmetic model of the QDQ conv (VALID, stride 1): dequantize, conv, quantize (ONNX
+    QuantizeLinear: round half to even), saturate. NHWC in and out."""
+    xf = (x.astype(np.float64) - zx) * sx
+    wf = w_ohwi.astype(np.float64) * sw[:, None, None, None]
+    kh, kw = w_ohwi.shape[1:3]
+    oh, ow = x.shape[1] - kh + 1, x.shape[2] - kw + 1
+    y = np.zeros((1, oh, ow, w_ohwi.shape[0]))
+    for i in range(kh):
+        for j in range(kw):
+            y += np.einsum("nhwc,oc->nhwo", xf[:, i:i + oh, j:j + ow, :], wf[:, i, j, :])
+    y += bias * sx * sw
+    return np.clip(np.rint(y / so) + zo, -128, 127).astype(np.int8)
+
+
+def multiplier_conv_case(case: str):
+    """(model, int8 NHWC input, real-arithmetic expected output) of a 3x3 conv with 64 input channels:
+    per tensor with multiplier 256 (the issue's case: −128 where the answer is 127), or per channel
+    with multipliers 2^1 … 2^35."""
+    rng = np.random.default_rng(16)
+    cout = 1 if case == "per_tensor_256" else 35
+    x = rng.integers(-128, 128, (1, 6, 6, 64)).astype(np.int8)
+    w = rng.integers(-127, 128, (cout, 3, 3, 64)).astype(np.int8)
+    sw = np.array([256.0] if cout == 1 else [2.0 ** (k + 1) for k in range(cout)], np.float32)
+    w[0] = 127                                # channel 0, pixel (0, 0): acc = 576 · 124 · 127 > 2^31 / 256
+    x[0, :3, :3, :] = 127
+    bias = rng.integers(-50, 50, cout).astype(np.int32)
+    model = qb.conv2d(x.shape, w, bias, (1.0, 3), sw, (1.0, -2), padding="VALID")
+    return model, x, real_conv_valid(x, 3, 1.0, w, sw.astype(np.float64), bias, 1.0, -2)

@@ -8,17 +8,19 @@ import sys
 
 import numpy as np
 import onnx
+from onnx import helper
 
 from tinyfuse.cli import main
 from tinyfuse.harness.oracles import tflm_outputs
 from tests.builders import residual_block
 from tests.conftest import compile_and_run, ort_run, shared_or_skip
-from tests.unit.test_bad_input import N, model_bytes
+from tests.builders import model_bytes
 # run --json: the same keys for every model type (issue 19 #16)
 RUN_JSON_KEYS = {"model", "target", "board", "tinyfuse_version", "kernels", "arena_bytes", "naive_bytes",
                  "weights_bytes", "macs", "oracle", "oracle_error", "compared_with", "max_abs_diff", "max_abs_ref",
                  "quantized", "ref_exact", "max_lsb_diff", "tflm_exact", "tflm_error", "outputs_match"}
 
+N = helper.make_node
 W = np.random.default_rng(0).standard_normal((4, 2, 3, 3)).astype(np.float32)
 
 

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-from tests.c import qdq_builders as qb
+from tests.builders import multiplier_conv_case
 from tests.conftest import ROOT, compile_and_run, shared_or_skip
 from tinyfuse import quant
 
@@ -95,37 +95,6 @@ def test_no_change_where_tflm_does_not_overflow():
         lim = 2**31 >> max(s, 0)                  # acc · 2^shift in [-2^31, 2^31)
         acc = rng.integers(-lim, lim, 2000)
         assert np.array_equal(quant.mbqm(acc, m, s), _tflm_wrapping(acc, m, s)), real
-
-
-def _real_conv_valid(x, zx, sx, w_ohwi, sw, bias, so, zo):
-    """float64 real-arithmetic model of the QDQ conv (VALID, stride 1): dequantize, conv, quantize (ONNX
-    QuantizeLinear: round half to even), saturate. NHWC in and out."""
-    xf = (x.astype(np.float64) - zx) * sx
-    wf = w_ohwi.astype(np.float64) * sw[:, None, None, None]
-    kh, kw = w_ohwi.shape[1:3]
-    oh, ow = x.shape[1] - kh + 1, x.shape[2] - kw + 1
-    y = np.zeros((1, oh, ow, w_ohwi.shape[0]))
-    for i in range(kh):
-        for j in range(kw):
-            y += np.einsum("nhwc,oc->nhwo", xf[:, i:i + oh, j:j + ow, :], wf[:, i, j, :])
-    y += bias * sx * sw
-    return np.clip(np.rint(y / so) + zo, -128, 127).astype(np.int8)
-
-
-def multiplier_conv_case(case: str):
-    """(model, int8 NHWC input, real-arithmetic expected output) of a 3x3 conv with 64 input channels:
-    per tensor with multiplier 256 (the issue's case: −128 where the answer is 127), or per channel
-    with multipliers 2^1 … 2^35."""
-    rng = np.random.default_rng(16)
-    cout = 1 if case == "per_tensor_256" else 35
-    x = rng.integers(-128, 128, (1, 6, 6, 64)).astype(np.int8)
-    w = rng.integers(-127, 128, (cout, 3, 3, 64)).astype(np.int8)
-    sw = np.array([256.0] if cout == 1 else [2.0 ** (k + 1) for k in range(cout)], np.float32)
-    w[0] = 127                                # channel 0, pixel (0, 0): acc = 576 · 124 · 127 > 2^31 / 256
-    x[0, :3, :3, :] = 127
-    bias = rng.integers(-50, 50, cout).astype(np.int32)
-    model = qb.conv2d(x.shape, w, bias, (1.0, 3), sw, (1.0, -2), padding="VALID")
-    return model, x, _real_conv_valid(x, 3, 1.0, w, sw.astype(np.float64), bias, 1.0, -2)
 
 
 @pytest.mark.parametrize("case", ["per_tensor_256", "per_channel_2^1..2^35"])

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from tests.c.test_requantize_saturation import multiplier_conv_case
+from tests.builders import multiplier_conv_case
 from tests.target.conftest import require_tools
 from tinyfuse.driver import compile_model
 from tinyfuse.harness.qemu import build_target, run_target

@@ -20,7 +20,12 @@ from tinyfuse.memory import PLANNERS
 from tinyfuse.passes.pipeline import PASS_NAMES
 from tinyfuse.targets import TARGETS
 from tests.conftest import ROOT, shared_or_skip
-from tests.unit.test_bad_input import N, X4, good_model, model_bytes
+from onnx import helper
+
+from tests.builders import good_model, model_bytes
+
+N = helper.make_node
+X4 = {"X": [1, 2, 6, 6]}
 
 GENERATED = ["good.c", "good.cmake", "good.h", "good.mk", "good_weights.c", "metadata.json"]
 

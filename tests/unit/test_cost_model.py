@@ -130,7 +130,7 @@ def _unfused_by_hand(call, variant):
 def test_kernels_ref_makes_poly_fuse_cost_the_ref_variant():
     """--target cortex-m4 --kernels ref: poly_fuse's estimate costs the members as the portable
     kernels that will run (not arm_dsp) and the fused chain is emitted without SIMD stages."""
-    from tests.c.test_poly_fuse import MBV2_BLOCK, qdq_chain
+    from tests.builders import MBV2_BLOCK, qdq_chain
     model, _ = qdq_chain((1, 12, 12, 8), MBV2_BLOCK, seed=0)
     for kernels, variant, simd in (("ref", "ref", False), ("auto", "arm_dsp", True)):
         r = compile_model(model, target="cortex-m4", kernels=kernels)
