@@ -6,7 +6,7 @@ Python API::
     result = tinyfuse.compile("model.onnx", target="host")   # -> CompileResult (sources + plan)
     result.write("out/")
 """
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 
 def compile(model, target="host", **options):  # noqa: A001  (the natural name for the API)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
 from .errors import TinyfuseError
 from .harness.inputs import load_inputs
 from .harness.oracles import onnxruntime_outputs, reference_outputs, tflm_outputs  # noqa: F401 (re-exported)
@@ -95,6 +95,14 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target", **_epilog)
     _common(b)
     _execution(b)
+    _report_parser(sub, _epilog)
+    _validate_parser(sub, _epilog)
+    _tune_parser(sub, _epilog)
+    return ap
+
+
+def _report_parser(sub, _epilog) -> None:
+    """tinyfuse report: the per-kernel analysis, plots and (--measure) qemu instructions."""
     rep = sub.add_parser("report", help="per-kernel source layers, MACs, flash, RAM (X-CUBE-AI-style analysis), "
                          "fused groups, memory plan, roofline", **_epilog)
     _common(rep)
@@ -105,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--seed", type=int, default=0, help="seed of the random input of --measure")
     rep.add_argument("--plot-format", default="svg", choices=("svg", "png"), help="format of the plots (svg)")
     rep.add_argument("--json", action="store_true", help="print the report as one JSON object instead of text")
+
+
+def _validate_parser(sub, _epilog) -> None:
+    """tinyfuse validate: many inputs through the generated C and a reference."""
     v = sub.add_parser("validate", help="run many inputs through the generated C and a reference (TFLite Micro, "
                        "onnxruntime or --float-model): error, cosine, top-1 agreement, exact outputs, accuracy",
                        **_epilog)
@@ -116,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "of the model's own reference; int8 outputs are dequantized")
     v.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _tune_parser(sub, _epilog) -> None:
+    """tinyfuse tune: measured schedules under qemu and the learned cost model."""
     t = sub.add_parser("tune", help="measure schedules under qemu, write tuning records, train the cost model",
                        **_epilog)
     t.add_argument("model", help="an .onnx or .tflite file")
@@ -130,7 +146,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the tuned arena may exceed the default's by this fraction (default 0: memory first)")
     t.add_argument("--json", action="store_true", help="print one JSON object")
     t.add_argument("--debug", action="store_true", help="show tracebacks")
-    return ap
 
 
 def _compile(args):

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .codegen.emit import emit_sources
 from .codegen.names import model_name
 from .cost.records import load_records

@@ -42,6 +42,13 @@ def resolve_variants(target: Target, kernels: str = "auto") -> tuple[str, ...]:
     return (kernels,)
 
 
+# The anchor ops that have target variants, as declared data: the cost model asks it (first_variant)
+# without importing the kernel families; ``lower.registry.variant`` refuses a registration not
+# declared here, and tests/unit/test_registry.py checks the registered VARIANTS equal it.
+VARIANT_ANCHORS = {"qnn.conv2d": ("arm_mve", "arm_dsp"), "qnn.matmul": ("arm_mve", "arm_dsp"),
+                   "horizontal": ("arm_mve", "arm_dsp")}
+
+
 @dataclass
 class CompileContext:
     """Mutable state of one compilation, owned by its options (no module-level globals).
@@ -97,4 +104,13 @@ class CompileOptions:
         """Whether poly-fused chains run their stages with the DSP (SMLAD) bodies (fused_chain/arm_dsp)."""
         return self.allows("arm_dsp")
 
-__all__ = ["CompileContext", "CompileOptions", "FEATURES", "KERNEL_CHOICES", "resolve_variants"]
+
+def first_variant(op: str, allowed) -> str:
+    """The variant whose kernel lowering tries first for an anchor ``op`` (e.g. 'qnn.conv2d'): the first
+    of ``allowed`` (``CompileOptions.variants``) declared for it in VARIANT_ANCHORS, else 'ref'. (A
+    variant may still decline one group, e.g. an unsupported epilogue; then lowering falls back to ref.)"""
+    return next((v for v in VARIANT_ANCHORS.get(op, ()) if v in allowed), "ref")
+
+
+__all__ = ["CompileContext", "CompileOptions", "FEATURES", "KERNEL_CHOICES", "VARIANT_ANCHORS", "first_variant",
+           "resolve_variants"]

@@ -147,7 +147,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
 
 
 # Roofline data (cost model, ``tinyfuse report``), int8 MACs and SRAM bytes per cycle, from the cores'
-# pipelines: M0/M0+ and RV32IMAC multiply then add, M3 a 2-cycle MLA (1 MAC per 2 cycles); M4/M33 SMLAD (2 16x16 MACs per cycle); M7 dual-issue SMLAD with 64-bit
+# pipelines: M0/M0+ and RV32IMAC multiply then add, M3 a 2-cycle MLA (1 MAC per 2 cycles); M4/M33 SMLAD
+# (2 16x16 MACs per cycle); M7 dual-issue SMLAD with 64-bit
 # loads; M55 Helium VMLADAVA.S8 on two beats (8 per cycle) with 64-bit SRAM beats; host: a nominal
 # 128-bit SIMD core.
 _PEAKS = {"host": (32.0, 32.0), "cortex-m0": (0.5, 4.0), "cortex-m3": (0.5, 4.0), "cortex-m4": (2.0, 4.0),

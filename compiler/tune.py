@@ -105,7 +105,6 @@ def tune(model, target: str, trials: int = 8, records_path: str | Path | None = 
          seed: int = 0, max_arena_growth: float = 0.0, progress: bool = True) -> dict:
     """Measure up to ``trials`` schedules of ``model`` on ``target`` (module doc), append the records to
     ``records_path``, train the cost model. Returns a summary (before/after instructions, time)."""
-    from .cost.learned import fit
     from .targets import get_target
     tgt = get_target(target)
     if tgt.is_host:
@@ -113,17 +112,8 @@ def tune(model, target: str, trials: int = 8, records_path: str | Path | None = 
     jobs = jobs or os.cpu_count() or 1
     default = _default_variant(tgt)
     choices = tuple(dict.fromkeys([*resolve_variants(tgt, "auto"), "ref"]))
-    budget = tgt.scratch_bytes
     t0 = time.perf_counter()
-    structured = [({"poly_fuse": True, "scratch_bytes": None}, None)]
-    if len(choices) > 1:
-        structured.append(({"poly_fuse": True, "scratch_bytes": None}, "ref"))
-    structured += [({"poly_fuse": False, "scratch_bytes": None}, None),
-                   ({"poly_fuse": True, "scratch_bytes": budget * 2}, None),
-                   ({"poly_fuse": True, "scratch_bytes": max(budget // 2, 256)}, None)]
-    if len(choices) > 1:
-        structured.append(({"poly_fuse": False, "scratch_bytes": None}, "ref"))
-    structured = structured[:max(trials - 1, 1)]
+    structured = _structured_trials(trials, len(choices) > 1, tgt.scratch_bytes)
     bar = _progress(max(trials, len(structured) + 1), f"tune {Path(model).name}") if progress else _NoBar()
     results = _run_trials(model, tgt.name, [(k, None) for k, _ in structured if _ is None], default, jobs, bar)
     # all-ref trials force every kernel signature seen so far to "ref"
@@ -153,6 +143,33 @@ def tune(model, target: str, trials: int = 8, records_path: str | Path | None = 
     final = _run_trials(model, tgt.name, [(best_global, tuned_variants)], default, 1, bar)[0]
     bar.close()
     new += [r for r in final["kernels"]] + [{k: v for k, v in final.items() if k != "kernels"}]
+    kernel_recs = _save_and_fit(records_path, old, new)
+    return {"model": base["model"], "target": tgt.name, "trials": len(results) + 1,
+            "before": base["instructions"], "after": final["instructions"],
+            "arena_before": base["arena_bytes"], "arena_after": final["arena_bytes"],
+            "best_measured": min(r["instructions"] for r in results + [final]),
+            "global": best_global, "seconds": round(time.perf_counter() - t0, 1), "jobs": jobs,
+            "kernel_records": len(kernel_recs)}
+
+
+def _structured_trials(trials: int, has_variants: bool, budget: int) -> list[tuple[dict, str | None]]:
+    """The global configurations tried first (knobs, None) and, with SIMD variants, their all-ref twins
+    (knobs, "ref"): default, poly_fuse off, twice and half the scratch budget; at most trials - 1."""
+    structured = [({"poly_fuse": True, "scratch_bytes": None}, None)]
+    if has_variants:
+        structured.append(({"poly_fuse": True, "scratch_bytes": None}, "ref"))
+    structured += [({"poly_fuse": False, "scratch_bytes": None}, None),
+                   ({"poly_fuse": True, "scratch_bytes": budget * 2}, None),
+                   ({"poly_fuse": True, "scratch_bytes": max(budget // 2, 256)}, None)]
+    if has_variants:
+        structured.append(({"poly_fuse": False, "scratch_bytes": None}, "ref"))
+    return structured[:max(trials - 1, 1)]
+
+
+def _save_and_fit(records_path, old: list[dict], new: list[dict]) -> list[dict]:
+    """Append ``new`` to the records file (JSON lines), fit the learned cost model on every kernel
+    record (old and new) and write it beside the records (``.model.json``); the kernel records."""
+    from .cost.learned import fit
     if records_path:
         with open(records_path, "a") as f:
             for r in new:
@@ -161,12 +178,7 @@ def tune(model, target: str, trials: int = 8, records_path: str | Path | None = 
     model = fit([r["features"] for r in kernel_recs], [r["instructions"] for r in kernel_recs])
     if records_path:
         Path(str(records_path) + ".model.json").write_text(model.to_json())
-    return {"model": base["model"], "target": tgt.name, "trials": len(results) + 1,
-            "before": base["instructions"], "after": final["instructions"],
-            "arena_before": base["arena_bytes"], "arena_after": final["arena_bytes"],
-            "best_measured": min(r["instructions"] for r in results + [final]),
-            "global": best_global, "seconds": round(time.perf_counter() - t0, 1), "jobs": jobs,
-            "kernel_records": len(kernel_recs)}
+    return kernel_recs
 
 
 class _NoBar:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lower.registry import first_variant
+from ..options import first_variant
 
 # instructions per MAC by (family, variant): cortex-m4 measurements (qemu instruction counts)
 IPM = {
@@ -107,7 +107,7 @@ def conv_bytes(geo, weights: bool = True) -> int:
 def chain_estimate(plan, options) -> ChainEstimate:
     """Fused vs unfused estimate of a ``linebuf.ChainPlan`` under ``options`` (a CompileOptions): the
     fused kernel with DSP stages when ``options.chain_dsp``, the members unfused as the conv variant
-    lowering would pick (``lower.registry.first_variant``), the target's roofline."""
+    lowering would pick (``options.first_variant``), the target's roofline."""
     target = options.target
     fused_variant = "fused_chain_dsp" if options.chain_dsp else "fused_chain"
     unfused_variant = first_variant("qnn.conv2d", options.variants)

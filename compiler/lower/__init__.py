@@ -16,9 +16,10 @@ from ..codegen.templates import template
 from ..errors import TinyfuseError
 from ..ir import Function, Var
 from ..options import FEATURES, KERNEL_CHOICES, CompileOptions  # noqa: F401  (re-exported)
-from . import concat, conv2d, elemwise, matmul, pad, pool, qsoftmax, reduce, softmax  # noqa: F401  (register the families)
-from . import conv2d_arm, matmul_arm  # noqa: F401  (SIMD variants)
-from . import batch_matmul, horizontal, horizontal_arm, layer_norm, view  # noqa: F401  (transformer ops, horizontal fusion)
+from . import batch_matmul, concat, conv2d, elemwise, horizontal, layer_norm, matmul, pad, qsoftmax  # noqa: F401
+from . import reduce, softmax, view  # noqa: F401  (importing a kernel family registers its lowering)
+from . import conv2d_arm, horizontal_arm, matmul_arm  # noqa: F401  (the SIMD variants)
+from . import pool as _pool_family  # noqa: F401  (aliased: ``pool`` is the ConstPool parameter below)
 from .kernel import ConstPool, Epilogue, Kernel, split_group
 from .registry import LOWERINGS, VARIANTS, Unsupported, lowering, variant  # noqa: F401  (re-exported)
 

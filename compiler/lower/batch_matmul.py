@@ -16,7 +16,7 @@ from ..ir import Constant
 from ..ops.batch_matmul import logical_shapes
 from ..ops.view import contiguous
 from ..poly.isl_helpers import box
-from .kernel import Kernel, affine, flat_index
+from .kernel import Kernel, affine
 from .reduction_nest import reduction_kernel
 from .registry import lowering
 

@@ -16,8 +16,8 @@ class Kernel:
     """One generated C function ``static void <name>(const T *p0, ..., T *out)``.
 
     ``params`` are the external tensor inputs in call order (which of them the output may overwrite
-    is the memory plan's proven choice, ``tinyfuse.memory.inplace``); ``macs`` counts multiply-accumulates (nominal, as papers count them). A kernel with
-    ``scratch_bytes`` > 0 takes one more argument, ``void *scratch``: that many bytes of the arena,
+    is the memory plan's proven choice, ``tinyfuse.memory.inplace``); ``macs`` counts multiply-accumulates
+    (nominal, as papers count them). A kernel with ``scratch_bytes`` > 0 takes one more argument, ``void *scratch``: that many bytes of the arena,
     ``ARENA_ALIGN``-byte (16) aligned, planned like a tensor that lives only during the call.
     """
 

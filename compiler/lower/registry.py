@@ -15,15 +15,10 @@ package (``lower/__init__.py``) imports the families, so no module imports one t
 """
 from __future__ import annotations
 
-from ..options import FEATURES
+from ..options import FEATURES, VARIANT_ANCHORS
 
 LOWERINGS = {}
 VARIANTS: dict[str, list[tuple[str, object]]] = {}   # anchor op -> [(variant, lowering)]
-# The anchor ops that have target variants, as declared data: the cost model asks it (first_variant)
-# without importing the kernel families; ``variant`` refuses a registration not declared here, and
-# tests/unit/test_registry.py checks the registered VARIANTS equal it.
-VARIANT_ANCHORS = {"qnn.conv2d": ("arm_mve", "arm_dsp"), "qnn.matmul": ("arm_mve", "arm_dsp"),
-                   "horizontal": ("arm_mve", "arm_dsp")}
 
 
 class Unsupported(Exception):
@@ -50,11 +45,3 @@ def variant(name: str, *ops: str):
             VARIANTS[op].sort(key=lambda v: list(FEATURES).index(v[0]))
         return fn
     return deco
-
-
-
-def first_variant(op: str, allowed) -> str:
-    """The variant whose kernel lowering tries first for an anchor ``op`` (e.g. 'qnn.conv2d'): the first
-    of ``allowed`` (``CompileOptions.variants``) declared for it in VARIANT_ANCHORS, else 'ref'. (A variant may
-    still decline one group, e.g. an unsupported epilogue; then lowering falls back to ref.)"""
-    return next((v for v in VARIANT_ANCHORS.get(op, ()) if v in allowed), "ref")

@@ -1,5 +1,5 @@
 """fold_constant: evaluate every Call whose operands are all Constants with the op's numpy reference."""
-from ..ir import Call, Constant, Function, IRModule, get_op, rewrite
+from ..ir import Call, Constant, IRModule, get_op, rewrite
 
 
 def fold_constant(mod: IRModule, keep_dequantize: bool = False) -> IRModule:

@@ -18,7 +18,6 @@ clear ``TinyfuseError`` (a crash or wrong numbers).
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 import sys
 import tempfile

@@ -10,7 +10,7 @@ from tinyfuse.cost.features import FEATURE_NAMES, group_signature, kernel_featur
 from tinyfuse.cost.learned import CostModel, fit, holdout_split, spearman
 from tinyfuse.driver import compile_model
 from tinyfuse.ir import Call, Function, post_order
-from tinyfuse.lower.registry import first_variant
+from tinyfuse.options import first_variant
 from tinyfuse.tune import TuningRecords, load_records
 
 

@@ -7,7 +7,6 @@ from tinyfuse.ir.expr import IRModule
 from tinyfuse.ir.printer import astext
 from tinyfuse.passes.convert_layout import convert_layout
 from tinyfuse.passes.fold_batchnorm import fold_batchnorm
-from tinyfuse.passes.fuse_ops import fuse_ops
 from tinyfuse.options import CompileOptions
 from tinyfuse.passes.pipeline import run_pipeline
 from tests.builders import residual_block

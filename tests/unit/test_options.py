@@ -3,7 +3,7 @@ place where a target's dsp/mve features become kernel variants."""
 import pytest
 
 from tinyfuse.errors import TinyfuseError
-from tinyfuse.lower.registry import first_variant
+from tinyfuse.options import first_variant
 from tinyfuse.options import CompileOptions
 from tinyfuse.passes.pipeline import PASS_NAMES, PASSES
 from tinyfuse.targets import ARENA_ALIGN, TARGETS

@@ -204,5 +204,5 @@ def test_is_identity_drives_eliminate_dead_code():
 
 def test_variant_anchors_declared_equal_registered():
     """lower.registry.VARIANT_ANCHORS (what the cost model reads) is what the kernel families register."""
-    from tinyfuse.lower.registry import VARIANT_ANCHORS
+    from tinyfuse.options import VARIANT_ANCHORS
     assert {op: tuple(v for v, _ in vs) for op, vs in VARIANTS.items()} == VARIANT_ANCHORS
