@@ -57,6 +57,7 @@ bench: setup
 	$(VPY) benchmarks/targets.py $(BENCH_ARGS)
 	$(VPY) benchmarks/int8_targets.py
 	$(VPY) benchmarks/memory.py
+	$(VPY) benchmarks/requant_saturation.py
 	$(VPY) benchmarks/tune.py --fresh $(TUNE_ARGS)
 
 # ONNX backend node tests (mcu preset, node + pytorch-converted) end to end: pass/fail per op, total;
