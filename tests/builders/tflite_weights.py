@@ -59,7 +59,7 @@ def sparse_encode(dense: np.ndarray, order, formats, block_map=(), block_size=()
     return np.array(values, dense.dtype), [tuple(m) for m in meta]
 
 
-def _sparsity(order, meta, block_map) -> S.SparsityParametersT:
+def _sparsity(order, meta, block_map, index_type: str = "Int32Vector") -> S.SparsityParametersT:
     sp = S.SparsityParametersT()
     sp.traversalOrder, sp.blockMap = list(order), (list(block_map) or None)
     sp.dimMetadata = []
@@ -69,8 +69,8 @@ def _sparsity(order, meta, block_map) -> S.SparsityParametersT:
             d.format, d.denseSize = S.DimensionType.DENSE, int(m[1])
         else:
             d.format = S.DimensionType.SPARSE_CSR
-            d.arraySegmentsType = d.arrayIndicesType = S.SparseIndexVector.Int32Vector
-            d.arraySegments, d.arrayIndices = S.Int32VectorT(), S.Int32VectorT()
+            d.arraySegmentsType = d.arrayIndicesType = getattr(S.SparseIndexVector, index_type)
+            d.arraySegments, d.arrayIndices = getattr(S, index_type + "T")(), getattr(S, index_type + "T")()
             d.arraySegments.values, d.arrayIndices.values = list(m[1]), list(m[2])
         sp.dimMetadata.append(d)
     return sp
@@ -117,8 +117,9 @@ class _Builder:
 
 def fc_weights_model(w: np.ndarray, bias: np.ndarray, batch: int = 2, sparse: dict | None = None) -> bytes:
     """x float32 [batch, K] → FULLY_CONNECTED(x, W, bias) → [batch, N], W [N, K] stored as float16
-    (DEQUANTIZE to float32) and, with ``sparse`` (sparse_encode's keyword arguments), sparse behind
-    DENSIFY; the bias stays a float32 constant."""
+    (DEQUANTIZE to float32) and, with ``sparse`` (sparse_encode's keyword arguments, plus
+    ``index_type``: Int32Vector, Uint16Vector or Uint8Vector), sparse behind DENSIFY; the bias stays
+    a float32 constant."""
     F32, F16 = S.TensorType.FLOAT32, S.TensorType.FLOAT16
     b = _Builder()
     w16 = w.astype(np.float16)
@@ -126,8 +127,10 @@ def fc_weights_model(w: np.ndarray, bias: np.ndarray, batch: int = 2, sparse: di
     if sparse is None:
         w_half = b.tensor(w.shape, F16, w16)
     else:
+        sparse = dict(sparse)
+        index_type = sparse.pop("index_type", "Int32Vector")
         values, meta = sparse_encode(w16, **sparse)
-        stored = b.tensor(w.shape, F16, values, _sparsity(sparse["order"], meta, sparse.get("block_map", ())))
+        stored = b.tensor(w.shape, F16, values, _sparsity(sparse["order"], meta, sparse.get("block_map", ()), index_type))
         w_half = b.tensor(w.shape, F16)
         b.op("DENSIFY", [stored], [w_half])
     w32, bias_t, y = b.tensor(w.shape, F32), b.tensor(bias.shape, F32, bias.astype(np.float32)), b.tensor((batch, w.shape[0]), F32)

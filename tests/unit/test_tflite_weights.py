@@ -94,6 +94,8 @@ SPARSE_FORMATS = {
     "dense": None,
     "csr": dict(order=(0, 1), formats=("DENSE", "CSR")),
     "csc": dict(order=(1, 0), formats=("DENSE", "CSR")),
+    "csr_uint8": dict(order=(0, 1), formats=("DENSE", "CSR"), index_type="Uint8Vector"),
+    "csr_uint16": dict(order=(0, 1), formats=("DENSE", "CSR"), index_type="Uint16Vector"),
     "block2x4": dict(order=(0, 1, 2, 3), formats=("DENSE", "CSR", "DENSE", "DENSE"), block_map=(0, 1), block_size=(2, 4)),
     "block1x4": dict(order=(0, 1, 2), formats=("DENSE", "CSR", "DENSE"), block_map=(1,), block_size=(4,)),
 }
