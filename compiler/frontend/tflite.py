@@ -36,6 +36,7 @@ from .tflite_registry import CONVERTERS, Graph, Op, S, Tensor, _names, check_typ
 
 from .tflite_schema import read_model
 from .tflite_schema import schema as _schema
+from .tflite_weights import densify, fold_weights
 DTYPES = {} if S is None else {
     S.TensorType.FLOAT32: "float32", S.TensorType.FLOAT16: "float16", S.TensorType.INT8: "int8",
     S.TensorType.UINT8: "uint8", S.TensorType.INT16: "int16", S.TensorType.INT32: "int32",
@@ -83,8 +84,6 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
     if t.isVariable:
         raise TinyfuseError(f"tensor {index} '{out.name}' {out} is a variable (state) tensor; tinyfuse compiles "
                             "stateless models")
-    if t.sparsity is not None:
-        raise TinyfuseError(f"tensor {index} '{out.name}' {out} is sparse; tinyfuse needs dense weights")
     q = t.quantization
     if q is not None and q.scale is not None and len(q.scale):
         out.scale = np.asarray(q.scale, np.float32).reshape(-1)
@@ -101,12 +100,27 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
         if dtype not in C_TYPES and dtype != "float16":
             raise TinyfuseError(f"constant tensor {index} '{out.name}' has element type {dtype}; "
                                 "supported: float32, float16, int8, int32, int64")
-        count = math.prod(shape)
-        if len(raw) != count * np.dtype(dtype).itemsize:
-            raise TinyfuseError(f"constant tensor {index} '{out.name}' {out} holds {len(raw)} bytes; "
-                                "the file is damaged")
-        out.data = np.frombuffer(raw, dtype).reshape(shape).copy()
+        out.data = _constant(raw, t.sparsity, out)
+    elif t.sparsity is not None:
+        raise TinyfuseError(f"tensor {index} '{out.name}' {out} is sparse but not a constant; the file is damaged")
     return out
+
+
+def _constant(raw: bytes, sparsity, out: Tensor) -> np.ndarray:
+    """The dense value of constant tensor ``out`` from its buffer bytes (densified when sparse)."""
+    size = np.dtype(out.dtype).itemsize
+    if sparsity is not None:
+        if len(raw) % size:
+            raise TinyfuseError(f"sparse constant tensor {out.index} '{out.name}' {out} holds {len(raw)} bytes; "
+                                "the file is damaged")
+        try:
+            return densify(np.frombuffer(raw, out.dtype), out.shape, sparsity)
+        except TinyfuseError as e:
+            raise TinyfuseError(f"constant tensor {out.index} '{out.name}' {out}: {e}") from None
+    if len(raw) != math.prod(out.shape) * size:
+        raise TinyfuseError(f"constant tensor {out.index} '{out.name}' {out} holds {len(raw)} bytes; "
+                            "the file is damaged")
+    return np.frombuffer(raw, out.dtype).reshape(out.shape).copy()
 
 
 def _operator(model, tensors: list[Tensor], op, index: int) -> Op:
@@ -154,7 +168,7 @@ def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
         check_size(v.ty, f"input '{t.name}'")
         params.append(v)
         g.env[i] = v
-    operators = [_operator(m, tensors, op, k) for k, op in enumerate(sg.operators or [])]
+    operators = fold_weights([_operator(m, tensors, op, k) for k, op in enumerate(sg.operators or [])])
     if not operators:
         raise TinyfuseError("the TFLite subgraph has no operators")
     for op in operators:

@@ -100,12 +100,20 @@ def _table(obj) -> Table:
     return Table(type(obj).__name__, fields)
 
 
+# union fields whose enum is not named as the field (schema.fbs: DimensionMetadata's index vectors)
+_UNION_ENUMS = {"ArraySegments": "SparseIndexVector", "ArrayIndices": "SparseIndexVector"}
+
+
 def _union(obj, field: str) -> Table | None:
-    """The table behind union ``field`` (e.g. Operator.BuiltinOptions), or None."""
+    """The table behind union ``field`` (e.g. Operator.BuiltinOptions, DimensionMetadata.ArraySegments),
+    or None."""
     kind, raw = getattr(obj, field + "Type")(), getattr(obj, field)()
     if kind == 0 or raw is None:
         return None
-    names = {v: k for k, v in vars(getattr(S, field)).items() if not k.startswith("_")}
+    enum = getattr(S, _UNION_ENUMS.get(field, field), None)
+    if not isinstance(enum, type):
+        return None
+    names = {v: k for k, v in vars(enum).items() if not k.startswith("_")}
     cls = getattr(S, names.get(kind, ""), None)
     if not isinstance(cls, type):
         return None

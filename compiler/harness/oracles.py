@@ -2,6 +2,10 @@
 
 - onnxruntime (CPU provider) for an ONNX model;
 - TFLite Micro (the ``tflite-micro`` package) for a TFLite model, and for ``--tflite-ref``;
+- LiteRT (``ai-edge-litert``, reference kernels; harness/litert.py) for a float TFLite model that
+  TFLM refuses (float16 weights behind DEQUANTIZE): TFLM stays first, it is the int8 oracle and
+  runs every float model it can; hybrid models (int8 weights, float activations) get no LiteRT run
+  (its hybrid kernels quantize activations at run time);
 - tinyfuse's own numpy reference (the IR interpreter), which ``run`` always has.
 
 An oracle that cannot run the model (onnxruntime rejecting a valid Conv with ``auto_pad=SAME_UPPER``
@@ -22,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..frontend.detect import model_format
+from .litert import LITERT, litert_outputs
 
 ONNXRUNTIME = "onnxruntime"
 TFLM = "TFLite Micro"
@@ -117,9 +122,39 @@ def tflm_outputs(tflite_path, inputs, n_outputs: int = 1, arena_hint: int = 0,
 
 def reference_outputs(model_path, result, inputs) -> list[np.ndarray]:
     """The oracle's outputs (see :func:`oracle_name`) for the compiled ``result`` and ``inputs``."""
-    if oracle_name(model_path) == TFLM:
-        return tflm_outputs(model_path, inputs, len(result.outputs), arena_hint=2 * result.arena_bytes)
-    return onnxruntime_outputs(model_path, result.inputs, inputs)
+    return model_oracle(model_path, result, inputs)[1]
+
+
+def float_tflite(path) -> bool:
+    """True when no tensor of the .tflite is int8/uint8/int16: a float model (float16 weights allowed).
+    Hybrid models (int8 weights, float activations) are not: LiteRT quantizes their activations at
+    run time (its hybrid kernels), which is not the float arithmetic tinyfuse compiles them to."""
+    from ..frontend.tflite_schema import S, read_model
+    try:
+        model = read_model(Path(path).read_bytes())
+    except Exception:
+        return False
+    quantized = {S.TensorType.INT8, S.TensorType.UINT8, S.TensorType.INT16}
+    return all(t.type not in quantized for sg in model.subgraphs or [] for t in sg.tensors or [])
+
+
+def model_oracle(model_path, result, inputs) -> tuple[str, list[np.ndarray], str | None]:
+    """(oracle name, its outputs, the one-line reason TFLM was passed over or None).
+
+    ONNX: onnxruntime. TFLite: TFLM; when TFLM refuses a float model (:func:`float_tflite`), LiteRT.
+    Raises OracleUnavailable (the last oracle's reason, after TFLM's) when none can run it."""
+    if oracle_name(model_path) != TFLM:
+        return ONNXRUNTIME, onnxruntime_outputs(model_path, result.inputs, inputs), None
+    try:
+        return TFLM, tflm_outputs(model_path, inputs, len(result.outputs), arena_hint=2 * result.arena_bytes), None
+    except OracleUnavailable as e:
+        if not float_tflite(model_path):
+            raise
+        tflm_error = f"TFLite Micro: {str(e).rstrip('.')}"
+    try:
+        return LITERT, litert_outputs(model_path, inputs, OracleUnavailable), tflm_error
+    except OracleUnavailable as e:
+        raise OracleUnavailable(f"{tflm_error}; {e}") from None
 
 
 def numpy_outputs(result, inputs) -> list[np.ndarray]:

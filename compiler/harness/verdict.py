@@ -5,7 +5,8 @@
   oracle of the integer arithmetic, docs QUANT.md) and, when TFLite Micro ran, TFLM's outputs too;
   the difference from onnxruntime (which requantizes in float) is shown in output LSBs.
 - When the model's oracle cannot run, the line saying why replaces its figures and the comparison is
-  with the numpy reference alone.
+  with the numpy reference alone. A float .tflite that TFLM refuses is compared with LiteRT (the
+  ``oracle`` key says which ran; one line says why TFLM did not).
 
 :func:`compare` returns the same keys for every model (None where a figure does not apply), so
 ``run --json`` is a stable contract.
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .oracles import TFLM, OracleUnavailable, numpy_outputs, oracle_name, reference_outputs, tflm_outputs
+from .oracles import TFLM, OracleUnavailable, model_oracle, numpy_outputs, oracle_name, tflm_outputs
 
 FLOAT_RTOL = 1e-4
 
@@ -69,11 +70,13 @@ def lsb_histogram(result, outs, refs) -> tuple[Counter, int]:
     return hist, max_lsb
 
 
-def _oracle(model_path, result, inputs) -> tuple[list | None, str | None]:
+def _oracle(model_path, result, inputs) -> tuple[str, list | None, str | None, str | None]:
+    """(oracle that ran or was tried, its outputs or None, why it could not run, why TFLM was passed over)."""
     try:
-        return reference_outputs(model_path, result, inputs), None
+        name, outs, passed_over = model_oracle(model_path, result, inputs)
+        return name, outs, None, passed_over
     except OracleUnavailable as e:
-        return None, str(e)
+        return oracle_name(model_path), None, str(e), None
 
 
 def _tflm(tflite_ref, result, inputs, oracle: str, refs) -> tuple[list | None, str | None, str | None]:
@@ -114,10 +117,11 @@ def compare(model_path, result, inputs, outs, rounding: str = "double", tflite_r
     Keys: oracle, oracle_error, compared_with, max_abs_diff, max_abs_ref, quantized, ref_exact,
     max_lsb_diff, tflm_exact, tflm_error, outputs_match.
     """
-    oracle = oracle_name(model_path)
-    refs, error = _oracle(model_path, result, inputs)
+    oracle, refs, error, passed_over = _oracle(model_path, result, inputs)
     lines = [] if error is None else [f"{oracle} cannot run the model ({error}); comparing with tinyfuse's "
                                       "numpy reference only"]
+    if passed_over:
+        lines.append(f"{passed_over}; {oracle} (reference kernels) is the oracle")
     against = refs if refs is not None else numpy_outputs(result, inputs)
     diff, ref_max = max_abs_diff(outs, against)
     floating = result.outputs[0].dtype.startswith("float")
