@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from tests.builders import rand
-from tests.conftest import check
+from tests.conftest import assert_close_to, check
 
 N = helper.make_node
 I64 = np.int64
@@ -117,3 +117,132 @@ def test_prelu_fuses_into_conv_epilogue(tmp_path):
     result = check(tmp_path, nodes, {"X": rand(1, 3, 6, 6)}, ["Y"],
                    inits={"W": rand(5, 3, 3, 3, seed=1), "B": rand(5, seed=2), "s": rand(5, 1, 1, seed=3)})
     assert ["nn.conv2d", "add", "nn.prelu"] in [k.ops for k in result.kernels]     # the epilogue of the conv
+
+
+# ----------------------------------------------------------------------------------------- TFLite one-ops vs TFLM
+
+def tflite_vs_tflm(tmp_path, model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Compile the .tflite bytes, run them, and assert every output equals TFLM's (int8: exactly;
+    float: within 1e-6 x max|ref|, data movement is exact too). Returns tinyfuse's outputs."""
+    from tests.builders import tflm_oneop
+    from tests.conftest import compile_and_run
+    got, _ = compile_and_run(model, inputs, tmp_path)
+    want = tflm_oneop().run(model, inputs)
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        g = np.asarray(g)
+        assert g.shape == w.shape and g.dtype == w.dtype, (i, g.shape, w.shape, g.dtype, w.dtype)
+        if w.dtype == np.int8:
+            assert np.array_equal(g, w), f"output {i}: {np.sum(g != w)} of {g.size} int8 values differ from TFLM"
+        else:
+            assert_close_to(g, w, rel=1e-6)
+    return got
+
+
+def i8(rng, shape):
+    return rng.integers(-128, 128, shape).astype(np.int8)
+
+
+Q = (0.05, -7)
+STRIDED_CASES = {  # id: (x shape, out shape, begin, end, strides, masks)
+    "okay_nabu_tail": ((1, 11, 1, 64), (1, 10, 1, 64), [0, -10, 0, 0], [0, 0, 0, 64], [1, 1, 1, 1],
+                       dict(beginMask=13, endMask=15)),
+    "steps_neg_begin": ((2, 9, 7), (2, 3, 3), [0, -8, 1], [2, 9, 7], [1, 3, 2], {}),
+    "negative_stride": ((5, 6), (3, 2), [4, -1], [-6, 0], [-2, -3], dict(endMask=1)),
+    "shrink_axis": ((3, 4, 5), (4, 2), [1, 0, 1], [2, 4, 5], [1, 1, 2], dict(shrinkAxisMask=1)),
+    "clamped_end": ((4, 6), (2, 6), [2, 0], [100, 6], [1, 1], {}),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize("case", list(STRIDED_CASES))
+def test_tflite_strided_slice(tmp_path, case, dtype):
+    from tests.builders import tflm_misc
+    xs, ys, b, e, s, masks = STRIDED_CASES[case]
+    rng = np.random.default_rng(1)
+    x = i8(rng, xs) if dtype == "int8" else rand(*xs)
+    tflite_vs_tflm(tmp_path, tflm_misc.strided_slice(xs, ys, b, e, s, Q if dtype == "int8" else None, **masks), [x])
+
+
+@pytest.mark.parametrize("case", ["split_axis1", "split_neg_axis", "split_v_rest", "split_v_okay_nabu"])
+def test_tflite_split(tmp_path, case):
+    from tests.builders import tflm_misc
+    rng = np.random.default_rng(2)
+    if case == "split_axis1":
+        model, xs = tflm_misc.split((2, 6, 5), 1, 3, Q), (2, 6, 5)
+    elif case == "split_neg_axis":
+        model, xs = tflm_misc.split((3, 1, 8), -1, 2, Q), (3, 1, 8)
+    elif case == "split_v_rest":
+        model, xs = tflm_misc.split_v((4, 9), [2, -1, 3], 1, Q), (4, 9)
+    else:
+        model, xs = tflm_misc.split_v((1, 11, 1, 64), [32, 32], -1, Q), (1, 11, 1, 64)
+    tflite_vs_tflm(tmp_path, model, [i8(rng, xs)])
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_tflite_gather(tmp_path, dtype):
+    from tests.builders import tflm_misc
+    rng = np.random.default_rng(3)
+    x = i8(rng, (3, 7, 4)) if dtype == "int8" else rand(3, 7, 4)
+    tflite_vs_tflm(tmp_path, tflm_misc.gather((3, 7, 4), [[6, 0], [2, 5]], 1, Q if dtype == "int8" else None), [x])
+
+
+PRELU_CASES = {  # id: (x shape, alpha shape, in_q, alpha_q, out_q)
+    "per_channel": ((1, 5, 4, 6), (1, 1, 6), (0.05, -7), (0.01, 3), (0.04, 10)),
+    "scalar_alpha_big_scale": ((2, 9, 3), (1,), (0.2, 5), (0.003, -20), (0.02, -100)),
+    "negative_alpha_row": ((3, 8), (8,), (0.1, 0), (0.02, 0), (0.08, -3)),
+}
+
+
+@pytest.mark.parametrize("case", list(PRELU_CASES))
+def test_tflite_prelu_int8_exact(tmp_path, case):
+    """TFLM's PRELU arithmetic: two multipliers (identity for x >= z_x, s_x·s_α/s_y below)."""
+    from tests.builders import tflm_misc
+    xs, as_, in_q, a_q, out_q = PRELU_CASES[case]
+    rng = np.random.default_rng(4)
+    alpha = i8(rng, as_)
+    tflite_vs_tflm(tmp_path, tflm_misc.prelu(xs, alpha, in_q, a_q, out_q), [i8(rng, xs)])
+
+
+def test_tflite_prelu_float(tmp_path):
+    from tests.builders import tflm_misc
+    tflite_vs_tflm(tmp_path, tflm_misc.prelu((1, 4, 3, 5), rand(1, 1, 5, seed=2)), [rand(1, 4, 3, 5)])
+
+
+# ----------------------------------------------------------------------------------------- ONNX QDQ int8 vs onnxruntime
+
+def qdq_model(op: str, x_shape, q, out_q, consts=(), slope=None, **attrs):
+    """int8 x → DequantizeLinear → op(x, *consts) [PRelu: dq(int8 slope)] → QuantizeLinear → int8 y."""
+    from tests.builders.qdq import _Graph
+    g = _Graph()
+    x = g.dq(g.input("x", x_shape), q)
+    ins = [x] + [g.const("c", c) for c in consts]
+    if slope is not None:
+        ins.append(g.node("DequantizeLinear", [g.const("a", slope[0]), g.const("as", np.float32(slope[1][0])),
+                                                g.const("az", np.int8(slope[1][1]))], "dqa"))
+    return g.finish(g.node(op, ins, **attrs), out_q, False, nchw=False)
+
+
+QDQ_CASES = {
+    "Slice": ((2, 9, 6), dict(consts=(np.array([1, -1], I64), np.array([9, -BIG], I64), np.array([1, 2], I64),
+                                      np.array([2, -2], I64)))),
+    "Gather": ((4, 6), dict(consts=(np.array([3, 0, -1], I64),), axis=1)),
+    "Tile": ((2, 3), dict(consts=(np.array([2, 3], I64),))),
+    "Expand": ((3, 1), dict(consts=(np.array([2, 3, 4], I64),))),
+    "PRelu": ((1, 3, 4, 5), dict(slope=(np.array([[[40]], [[-90]], [[127]]], np.int8), (0.004, 0)))),
+}
+
+
+@pytest.mark.parametrize("op", list(QDQ_CASES))
+def test_qdq_int8_within_one_lsb_of_ort(tmp_path, op):
+    from tests.conftest import compile_and_run, ort_run
+    xs, kw = QDQ_CASES[op]
+    out_q = (0.05, -7) if op != "PRelu" else (0.04, 12)
+    model = qdq_model(op, xs, (0.05, -7), out_q, **kw)
+    x = i8(np.random.default_rng(5), xs)
+    (got,), result = compile_and_run(model, [x], tmp_path)
+    (want,) = ort_run(model, {"x": x})
+    diff = np.abs(np.asarray(got).astype(int) - want.astype(int))
+    assert got.shape == want.shape and diff.max() <= (1 if op == "PRelu" else 0), diff.max()
+    for k in result.kernels:              # int8 end to end
+        assert not {"qnn.dequantize", "qnn.quantize"} & set(k.ops), k.ops
