@@ -8,6 +8,7 @@ from onnx import helper
 
 from ..ir import Expr, call
 from ..ir.types import C_TYPES
+from ..ops.movement import contiguous_offset, slice_length
 from .onnx_ops import const_ints
 from .onnx_registry import Node, const_value, converter, optional_arg
 
@@ -22,11 +23,16 @@ def slice_bound(v: int, n: int, step: int, is_end: bool) -> int:
 
 
 def slice_expr(x: Expr, begin, end, steps, span: str) -> Expr:
-    """x sliced per axis: slice_axis when one axis is cut with step 1 (a view fold_views can read in
-    place), else strided_slice; x itself for the whole tensor."""
+    """x sliced per axis: slice_view when the slice is one contiguous range of x's buffer (no copy),
+    slice_axis when one axis is cut with step 1 (a strided view fold_views can fold into a matmul
+    reading it), else strided_slice; x itself for the whole tensor."""
     cut = [a for a, (b, e, s, n) in enumerate(zip(begin, end, steps, x.ty.shape)) if (b, e, s) != (0, n, 1)]
     if not cut:
         return x
+    offset = contiguous_offset(x.ty.shape, begin, end, steps)
+    if offset is not None:
+        shape = tuple(slice_length(*t) for t in zip(begin, end, steps))
+        return call("slice_view", x, offset=offset, newshape=shape, span=span)
     if len(cut) == 1 and steps[cut[0]] == 1:
         a = cut[0]
         return call("slice_axis", x, axis=a, begin=begin[a], end=end[a], span=span)

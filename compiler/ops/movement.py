@@ -142,3 +142,42 @@ class PRelu(Binary):
         if ty.shape != args[0].shape:
             raise TinyfuseError(f"nn.prelu: slope {list(args[1].shape)} does not broadcast to x {list(args[0].shape)}")
         return ty
+
+
+@register_op
+class SliceView(OpDef):
+    """A slice whose elements are one contiguous range of x's buffer (every axis before the last cut
+    one has output size 1, steps 1: a split of the outer axis, a window of a [1, T, ...] stream): no
+    kernel and no copy, the consumers read x's buffer from ``offset`` (elements) on. ``newshape`` is
+    the slice's shape (ONNX Slice / Split, TFLite STRIDED_SLICE / SPLIT / SPLIT_V)."""
+    name, pattern, num_inputs = "slice_view", OpPattern.INJECTIVE, 1
+    is_view, moves_data = True, True
+    attrs = {"offset": 0, "newshape": ()}
+
+    def infer(self, args, attrs):
+        (x,) = args
+        shape, offset = tuple(attrs["newshape"]), attrs["offset"]
+        size = int(np.prod(shape, dtype=np.int64))
+        if offset < 0 or size < 1 or offset + size > x.size:
+            raise TinyfuseError(f"slice_view: {size} elements from {offset} do not fit shape {list(x.shape)}")
+        return TensorType(shape, x.dtype)
+
+    def compute(self, x, offset, newshape):
+        size = int(np.prod(newshape, dtype=np.int64))
+        return np.ascontiguousarray(x).reshape(-1)[offset:offset + size].reshape(newshape)
+
+    def view_offset(self, node):
+        return node.attrs["offset"] * np.dtype(node.ty.dtype).itemsize
+
+
+def contiguous_offset(shape, begin, end, steps) -> int | None:
+    """The element offset of the slice x[begin:end:steps] in x's row-major buffer when the slice is
+    one contiguous range of it (SliceView), else None."""
+    cut = [a for a, (b, e, s, n) in enumerate(zip(begin, end, steps, shape)) if (b, e, s) != (0, n, 1)]
+    if any(s != 1 for s in steps) or not cut:
+        return None
+    last = cut[-1]
+    if any(e - b != 1 for b, e in zip(begin[:last], end[:last])):
+        return None
+    strides = np.cumprod((1,) + tuple(shape[:0:-1]))[::-1]
+    return int(sum(b * int(st) for b, st in zip(begin, strides)))

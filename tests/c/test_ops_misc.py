@@ -60,6 +60,18 @@ def test_split(tmp_path, case):
               ["A", "B", "C"], opset=18)
 
 
+def test_split_outer_axis_is_a_view(tmp_path):
+    """Split of [1, 6, 4] along axis 1 cuts contiguous ranges of the relu's buffer: the consumers read
+    it at their offsets (slice_view), no copy kernel runs and no kernel writes over an offset view."""
+    nodes = [N("Relu", ["X"], ["r"]), N("Split", ["r", "sp"], ["a", "b", "c"], axis=1),
+             N("Sigmoid", ["a"], ["Y1"]), N("Mul", ["b", "b"], ["Y2"]), N("Tanh", ["c"], ["Y3"]),
+             N("Slice", ["r", "s", "e", "ax"], ["w"]), N("Relu", ["w"], ["Y4"])]
+    inits = {"sp": np.array([2, 3, 1], I64), "s": np.array([-4], I64), "e": np.array([5], I64),
+             "ax": np.array([1], I64)}
+    result = check(tmp_path, nodes, {"X": rand(1, 6, 4)}, ["Y1", "Y2", "Y3", "Y4"], inits=inits)
+    assert sorted(k.ops[0] for k in result.kernels) == ["multiply", "nn.relu", "nn.relu", "sigmoid", "tanh"]
+
+
 GATHER_CASES = {  # id: (input shape, indices, axis)
     "axis0_rows": ((5, 4), [[0, 3], [4, 1]], 0),
     "axis1_negative": ((2, 6, 3), [-1, 0, -3], 1),
