@@ -258,3 +258,24 @@ def test_qdq_int8_within_one_lsb_of_ort(tmp_path, op):
     assert got.shape == want.shape and diff.max() <= (1 if op == "PRelu" else 0), diff.max()
     for k in result.kernels:              # int8 end to end
         assert not {"qnn.dequantize", "qnn.quantize"} & set(k.ops), k.ops
+
+
+def test_qdq_conv_prelu_int8_fuses_and_is_within_one_lsb(tmp_path):
+    """int8 conv → requantize → qnn.prelu (per-channel int8 slope) in one kernel, within 1 LSB of ORT."""
+    from tests.builders.qdq import _Graph
+    from tests.conftest import compile_and_run, ort_run
+    rng = np.random.default_rng(6)
+    g = _Graph()
+    x = g.dq(g.input("x", (1, 3, 6, 5)), (0.05, -7))
+    w = g.dq_const(rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.int8), 0.01, np.int8)
+    c = g.node("Conv", [x, w], "conv", pads=[1, 1, 1, 1])
+    c = g.dq(g.node("QuantizeLinear", [c, g.const("cs", np.float32(0.06)), g.const("cz", np.int8(3))], "qc"),
+             (0.06, 3))
+    a = g.node("DequantizeLinear", [g.const("a", rng.integers(-127, 128, (4, 1, 1)).astype(np.int8)),
+                                    g.const("as", np.float32(0.005)), g.const("az", np.int8(0))], "dqa")
+    model = g.finish(g.node("PRelu", [c, a]), (0.05, -20), False, nchw=False)
+    xv = i8(rng, (1, 3, 6, 5))
+    (got,), result = compile_and_run(model, [xv], tmp_path)
+    (want,) = ort_run(model, {"x": xv})
+    assert np.abs(np.asarray(got).astype(int) - want.astype(int)).max() <= 1
+    assert any("qnn.conv2d" in k.ops and "qnn.prelu" in k.ops for k in result.kernels), [k.ops for k in result.kernels]
