@@ -17,7 +17,7 @@ from .cost.records import load_records
 from .errors import TinyfuseError
 from .frontend.detect import model_format
 from .frontend.onnx import from_onnx, load_onnx
-from .ir import Call, Constant, Function, IRModule, Var, post_order
+from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
 from .lower import ConstPool, Kernel
 from .lower.arena_variants import lower_for_arena
 from .memory import Buffer, Plan
@@ -164,7 +164,7 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     pool = ConstPool(mod.name)
     computed = {id(p) for p in func.params}
     for node in post_order(func.body):
-        if isinstance(node, Call) and (isinstance(node.op, Function) or node.op == "reshape"):
+        if isinstance(node, Call) and (isinstance(node.op, Function) or get_op(node.op).is_view):
             computed.add(id(node))
         elif isinstance(node, Call):
             raise TinyfuseError(f"node '{node.span}' ({node.op}): left outside any kernel")

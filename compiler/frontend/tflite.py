@@ -31,6 +31,7 @@ from ..errors import TinyfuseError
 from ..ir import Function, IRModule, TensorType, Tuple, Var
 from ..ir.types import C_TYPES
 from . import tflite_ops  # noqa: F401  (registers the converters)
+from . import tflite_ops_misc  # noqa: F401  (STRIDED_SLICE, SPLIT, SPLIT_V, GATHER, PRELU)
 from .onnx import check_size, first_line, own_buffers, sanitize
 from .tflite_registry import CONVERTERS, Graph, Op, S, Tensor, _names, check_types
 
@@ -187,13 +188,16 @@ def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
     return IRModule(Function(tuple(params), body), sanitize(name or "model"), out_names)
 
 
+MULTI_OUTPUT = ("SPLIT", "SPLIT_V")    # converters that return one value per output, as a list
+
+
 def convert_op(g: Graph, op: Op) -> None:
     if op.name not in CONVERTERS:
         raise op.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted(CONVERTERS))}")
     max_version, fn = CONVERTERS[op.name]
     if op.version > max_version:
         raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
-    if not op.inputs or op.inputs[0] is None or len(op.outputs) != 1:
+    if not op.inputs or op.inputs[0] is None or not op.outputs or len(op.outputs) > 1 and op.name not in MULTI_OUTPUT:
         raise op.error(f"expects inputs and one output, got {len(op.inputs)} inputs, {len(op.outputs)} outputs")
     check_types(op, ("float32", "int8", "float16") if op.name == "DEQUANTIZE" else ("float32", "int8"))
     try:
@@ -202,5 +206,6 @@ def convert_op(g: Graph, op: Op) -> None:
         if str(e).startswith("operator "):
             raise
         raise op.error(str(e)) from None
-    g.set(op.outputs[0], y, op)
+    for t, e in zip(op.outputs, y if isinstance(y, list) else [y]):
+        g.set(t, e, op)
 

@@ -60,6 +60,11 @@ class OpDef:
     def compute(self, *args: np.ndarray, **attrs) -> np.ndarray:
         raise NotImplementedError
 
+    def view_offset(self, node: Call) -> int:
+        """Views (``is_view``): the byte offset in its operand's buffer where ``node``'s bytes start
+        (0 for a reshape; a contiguous slice starts further in). The memory plan adds it."""
+        return 0
+
     def is_identity(self, node: Call) -> bool:
         """True when ``node`` (a Call of this op) returns its first operand unchanged, so
         eliminate_dead_code may drop it (a clip without bounds, a reshape to the same shape)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ..ir import Call, Expr, Function, post_order
+from ..ir import Call, Expr, Function, get_op, post_order
 from .inplace import options as inplace_options
 from .planner import Buffer, Plan, plan_memory
 from .schedule import InPlace, KernelGraph, Node, Schedule, best_schedule
@@ -36,12 +36,25 @@ class ArenaPlan:
     value_buffer: dict[int, str] = field(default_factory=dict)   # id(value) -> buffer name
     naive_bytes: int = 0
     bound_no_inplace: int = 0            # live-bytes bound of the best order without in-place reuse
+    value_offset: dict[int, int] = field(default_factory=dict)   # id(view) -> bytes into its buffer (slice views)
 
     def offset(self, value: Expr) -> int:
-        return self.plan.offsets[self.value_buffer[id(value)]]
+        return self.plan.offsets[self.value_buffer[id(value)]] + self.value_offset.get(id(value), 0)
 
     def scratch_offset(self, step: int) -> int:
         return self.plan.offsets.get(f"s{step}", 0)
+
+
+def view_offsets(func: Function) -> dict[int, int]:
+    """id(view) -> byte offset of the view's first byte in its storage buffer, for the views
+    (OpDef.is_view) that do not start at their operand's first byte (contiguous slices)."""
+    out: dict[int, int] = {}
+    for node in post_order(func.body):
+        if isinstance(node, Call) and isinstance(node.op, str) and get_op(node.op).is_view:
+            off = out.get(id(node.args[0]), 0) + get_op(node.op).view_offset(node)
+            if off:
+                out[id(node)] = off
+    return out
 
 
 def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=None,
@@ -56,6 +69,7 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
         sizes[f"v{i}"] = p.ty.nbytes
     calls: list[Call] = []
     nodes: list[Node] = []
+    shifted = view_offsets(func)
     for node in post_order(func.body):
         if isinstance(node, Call) and isinstance(node.op, Function):
             v = f"v{len(sizes)}"
@@ -65,6 +79,7 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
             sb = (scratch or {}).get(id(node), est)
             opts = [] if node.op.attrs.get("poly") else inplace_options(node.op, cost, cache=cache)
             opts += [replace(o, scratch=sb) for o in node.op.attrs.get("poly_inplace", [])]   # same kernel
+            opts = [o for o in opts if not shifted.get(id(node.args[o.arg]))]   # in place: same start only
             nodes.append(Node(node.op.attrs.get("name", "kernel"), [root[id(a)] for a in node.args], v,
                               sb, list(opts), node))
             calls.append(node)
@@ -131,4 +146,5 @@ def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignm
     buffers += [Buffer(f"s{i}", kern.scratch_bytes, i, i) for i, kern in enumerate(kernels) if kern.scratch_bytes]
     plan = plan_memory(buffers, alignment=alignment, planner=planner)
     value_buffer = {e: names[v] for e, v in g.root.items()}
-    return ArenaPlan(order_calls, kernels, used, buffers, plan, sched, value_buffer, sum(g.sizes.values()))
+    return ArenaPlan(order_calls, kernels, used, buffers, plan, sched, value_buffer, sum(g.sizes.values()),
+                     value_offset=view_offsets(func))

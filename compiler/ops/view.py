@@ -97,7 +97,7 @@ def check_view(v: View | None, operand: TensorType, what: str) -> tuple[int, ...
 class SliceAxis(OpDef):
     """x[..., begin:end, ...] along ``axis`` (non-negative; step 1)."""
     name, pattern, num_inputs = "slice_axis", OpPattern.INJECTIVE, 1
-    strided_view = True
+    strided_view, moves_data = True, True
     attrs = {"axis": 0, "begin": 0, "end": 0}
 
     def infer(self, args, attrs):

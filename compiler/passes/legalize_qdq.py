@@ -27,6 +27,7 @@ from .. import quant
 from ..errors import TinyfuseError
 from ..ir import Call, Constant, Expr, IRModule, call, get_op, rewrite, users
 from ..ops import ops_where
+from .legalize_prelu import prelu_rule
 
 ACTIVATIONS = ops_where(lambda d: d.clamps)       # relu, clip
 LUT_OPS = ops_where(lambda d: d.lut)              # sigmoid, tanh, hard_sigmoid, hard_swish, leaky_relu, gelu, erf
@@ -361,6 +362,7 @@ REWRITE_RULES = {
     **{op: _move_rule for op in MOVE_OPS},
     "concatenate": _concatenate_rule, "nn.pad": _pad_rule, "nn.softmax": _softmax_rule,
     **{op: _lut_rule for op in LUT_OPS},
+    "nn.prelu": prelu_rule,
 }
 
 
