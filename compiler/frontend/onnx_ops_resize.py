@@ -1,7 +1,8 @@
 """ONNX Resize-10..19 (models below opset 13 arrive upgraded) → nn.resize2d over the last two axes.
 
 Supported: mode nearest / linear; coordinate_transformation_mode half_pixel (default since 11),
-pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nearest; nearest_mode
+pytorch_half_pixel, align_corners, asymmetric, half_pixel_symmetric (19), tf_half_pixel_for_nn (11;
+also spelled tf_half_pixel_for_nearest); nearest_mode
 round_prefer_floor (default), round_prefer_ceil, floor, ceil; the output from ``scales``
 (out = floor(in · scale), float32 as onnxruntime) or ``sizes`` (with Resize-18's ``axes`` and
 ``keep_aspect_ratio_policy``). The axes before the last two must keep their size. Refused with a
@@ -68,6 +69,7 @@ def convert_resize(node: Node, args):
     x = args[0]
     mode = node.attr("mode", "nearest")
     ctm = node.attr("coordinate_transformation_mode", "half_pixel")
+    ctm = "tf_half_pixel_for_nn" if ctm == "tf_half_pixel_for_nearest" else ctm   # onnxruntime's old spelling
     if mode not in ("nearest", "linear"):
         raise node.error(f"mode '{mode}' is not supported", "tinyfuse resizes with nearest or linear")
     if ctm == "tf_crop_and_resize":

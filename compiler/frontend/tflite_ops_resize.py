@@ -4,7 +4,7 @@ arithmetic, ops/resize.py). TensorFlow's options map to ONNX coordinate modes:
 
     bilinear  align_corners → align_corners, half_pixel_centers → half_pixel, neither → asymmetric
     nearest   align_corners → align_corners + round half away (round_prefer_ceil on c >= 0),
-              half_pixel_centers → tf_half_pixel_for_nearest + floor, neither → asymmetric + floor
+              half_pixel_centers → tf_half_pixel_for_nn + floor, neither → asymmetric + floor
 
 int8: QDQ form (legalize_qdq runs it on the int8 bytes) when input and output share (scale, zero
 point), as the TFLite converter makes them; otherwise the int8 op directly on the bytes, as TFLM does
@@ -28,7 +28,7 @@ def convert_resize(g: Graph, op: Op):
     if align and half:
         raise op.error("align_corners and half_pixel_centers are both set", "TensorFlow allows one of them")
     bilinear = op.name == "RESIZE_BILINEAR"
-    mode = ("align_corners" if align else ("half_pixel" if bilinear else "tf_half_pixel_for_nearest") if half
+    mode = ("align_corners" if align else ("half_pixel" if bilinear else "tf_half_pixel_for_nn") if half
             else "asymmetric")
     attrs = dict(method="linear" if bilinear else "nearest", coordinate_transformation_mode=mode,
                  nearest_mode="round_prefer_ceil" if align else "floor", size=tuple(size), convention="tflite",

@@ -8,8 +8,9 @@ the source coordinate ``c(x)`` (ONNX Resize-19 ``coordinate_transformation_mode`
 scale or ``out / in``):
 
     half_pixel         (x + 0.5) / s - 0.5       pytorch_half_pixel   the same, 0 when out == 1
-    asymmetric         x / s                     tf_half_pixel_for_nearest   (x + 0.5) / s
-    align_corners      x · (in - 1) / (out - 1)  (0 when out == 1)
+    half_pixel_symmetric   in/2 · (1 - out / (in · s)) + (x + 0.5) / s - 0.5   (Resize-19)
+    asymmetric         x / s                     tf_half_pixel_for_nn   (x + 0.5) / s
+    align_corners      x · (in - 1) / (L - 1)    (0 when L == 1; L = in · s if scales are given, else out)
 
 computed in float32 as onnxruntime does (``convention='onnx'``), or as TFLite's reference kernels
 do (``convention='tflite'``: ``x · scale`` with ``scale = in / out``, or ``(in - 1) / (out - 1)``
@@ -33,7 +34,7 @@ from ..errors import TinyfuseError
 from ..ir.op import OpDef, OpPattern, register_op
 from ..ir.types import TensorType
 
-MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nearest")
+MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 ONE_10 = 1 << 10        # 1.0 in TFLM's 10-fractional-bit resize weights
 
@@ -59,16 +60,20 @@ def source_coords(n_in: int, n_out: int, scale: float | None, mode: str, convent
             s = f32(n_in - 1) / f32(n_out - 1)
         if mode == "half_pixel":
             return (x + f32(0.5)) * s - f32(0.5)
-        return (x + f32(0.5)) * s if mode == "tf_half_pixel_for_nearest" else x * s
+        return (x + f32(0.5)) * s if mode == "tf_half_pixel_for_nn" else x * s
     s = f32(scale) if scale else f32(n_out) / f32(n_in)
+    length = f32(n_in) * s if scale else f32(n_out)    # ONNX length_resized: in · scale when scales are given
     if mode == "align_corners":
-        return np.zeros(n_out, f32) if n_out == 1 else x * f32(n_in - 1) / f32(n_out - 1)
+        return np.zeros(n_out, f32) if length == 1 else x * f32(n_in - 1) / (length - f32(1))
     if mode == "asymmetric":
         return x / s
-    if mode == "tf_half_pixel_for_nearest":
+    if mode == "tf_half_pixel_for_nn":
         return (x + f32(0.5)) / s
-    if mode == "pytorch_half_pixel" and n_out == 1:
+    if mode == "pytorch_half_pixel" and length <= 1:
         return np.zeros(1, f32)
+    if mode == "half_pixel_symmetric":     # Resize-19: centred when out is not exactly in · s
+        offset = f32(n_in) / f32(2) * (f32(1) - f32(n_out) / (s * f32(n_in)))
+        return offset + (x + f32(0.5)) / s - f32(0.5)
     return (x + f32(0.5)) / s - f32(0.5)
 
 

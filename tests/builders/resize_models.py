@@ -38,8 +38,9 @@ def tflite_resize(kind: str, x_shape, size, align_corners=False, half_pixel_cent
     return bytes(model.build())
 
 
-def run_tflm(model: bytes, x: np.ndarray) -> np.ndarray:
-    return tflm_oneop().run(model, [x])[0]
+def run_tflm(model: bytes, x: np.ndarray, arena_size: int = 1 << 20) -> np.ndarray:
+    """TFLM's output for one input."""
+    return tflm_oneop().run(model, [x], arena_size=arena_size)[0]
 
 
 def onnx_resize(x_shape, out_size=None, scales=None, opset=19, q=None, out_q=None, **attrs) -> onnx.ModelProto:
@@ -55,7 +56,10 @@ def onnx_resize(x_shape, out_size=None, scales=None, opset=19, q=None, out_q=Non
             ins = ins[:3]
         else:
             inits.append(helper.make_tensor("sizes", TensorProto.INT64, [4], list(out_size)))
-            ins[2] = ""
+            if opset >= 13:
+                ins[2] = ""
+            else:                                        # Resize-11: scales is required, empty with sizes
+                inits.append(helper.make_tensor("scales", TensorProto.FLOAT, [0], []))
     else:
         inits.append(helper.make_tensor("scales", TensorProto.FLOAT, [4], list(scales)))
         ins = ins[:1] + ["scales"]
