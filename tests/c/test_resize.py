@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx import numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from tinyfuse.driver import compile_model
@@ -137,7 +138,8 @@ def test_int8_qdq_vs_onnxruntime(tmp_path, mode, ctm, nearest_mode, out_q):
         want = ort_run(model, {"X": x})[0]
         diff = np.abs(got.astype(int) - want.astype(int)).max()
         assert diff <= (0 if mode == "nearest" and out_q is None else 1), f"{size}: max diff {diff} LSB"
-        assert result.kernels and all(k.out.dtype == "int8" for k in result.kernels if "nn.resize2d" in k.ops)
+        resized = [k for k in result.kernels if "nn.resize2d" in k.ops]
+        assert resized and all(k.out.dtype == "int8" for k in resized)
 
 
 # ------------------------------------------------------------------------------- float .tflite vs TFLM
@@ -182,3 +184,44 @@ def test_refused_channel_resize():
 def test_refused_tflite_align_and_half():
     with pytest.raises(TinyfuseError, match="align_corners and half_pixel_centers"):
         compile_model(tflite_resize("bilinear", (1, 4, 4, 2), (8, 8), True, True))
+
+
+# ------------------------------------------------------------------------------- in a network
+def _decoder(mode: str):
+    """conv → Resize ×2 → relu → conv (a U-Net decoder step), float."""
+    from onnx import helper
+    from tests.builders import model_of, rand
+    nodes = [helper.make_node("Conv", ["X", "W1"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Resize", ["a", "", "", "sizes"], ["b"], mode=mode),
+             helper.make_node("Relu", ["b"], ["c"]),
+             helper.make_node("Conv", ["c", "W2"], ["Y"], pads=[1, 1, 1, 1])]
+    inits = {"W1": rand(6, 3, 3, 3, seed=1) * 0.3, "W2": rand(4, 6, 3, 3, seed=2) * 0.3,
+             "sizes": np.array([1, 6, 10, 14], np.int64)}
+    return model_of(nodes, {"X": rand(1, 3, 5, 7)}, ["Y"], opset=13, inits=inits)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_decoder_float_nhwc_chain(tmp_path, mode):
+    """Between the convs the resize runs in NHWC with no layout transposes (convert_layout rule)."""
+    model = _decoder(mode)
+    x = np.random.default_rng(4).standard_normal((1, 3, 5, 7)).astype(np.float32)
+    (got,), result = compile_and_run(model, [x], tmp_path)
+    assert_close_to(got, ort_run(model, {"X": x})[0], 1e-4)
+    resize = [k for k in result.kernels if "nn.resize2d" in k.ops]
+    assert len(resize) == 1 and "nn.relu" in resize[0].ops          # relu fused as the epilogue
+    assert sum("transpose" in k.ops for k in result.kernels) <= 2    # only at the model's input/output
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_decoder_int8_qdq_vs_onnxruntime(tmp_path, mode):
+    """onnxruntime's static QDQ quantization of the decoder: every kernel int8, within 2 LSB of ORT."""
+    from tests.builders import quantize_qdq
+    model = quantize_qdq(_decoder(mode), tmp_path)
+    x = np.random.default_rng(4).standard_normal((1, 3, 5, 7)).astype(np.float32)
+    (got,), result = compile_and_run(model, [x], tmp_path)
+    want = ort_run(model, {"X": x})[0]
+    resized = [k for k in result.kernels if "nn.resize2d" in k.ops]
+    assert resized and all(k.out.dtype == "int8" for k in resized)
+    dq = next(n for n in model.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == "Y")
+    step = float(next(numpy_helper.to_array(t) for t in model.graph.initializer if t.name == dq.input[1]))
+    assert float(np.max(np.abs(got - want))) <= 2 * step + 1e-6
