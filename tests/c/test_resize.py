@@ -122,6 +122,17 @@ def test_int8_tflite_rounding_ties(tmp_path):
     np.testing.assert_array_equal(got, run_tflm(model, x))
 
 
+def test_int8_tflite_single_rounding(tmp_path):
+    """--rounding single: (acc + 2^19) >> 20 (TFLITE_SINGLE_ROUNDING) differs from TFLM's default
+    rounding only on negative ties (-k.5 goes up instead of away from zero): by 1 LSB, upwards."""
+    x_shape = (1, 2, 2, 4)
+    x = np.array([-3, -1, 1, 3, -2, 2, -127, 127, 5, -5, 0, 1, -1, 0, 7, -7], np.int8).reshape(x_shape)
+    model = tflite_resize("bilinear", x_shape, (4, 4), False, True, q=(0.05, 0))
+    (got,), _ = compile_and_run(model, [x], tmp_path, rounding="single")
+    diff = got.astype(int) - run_tflm(model, x).astype(int)
+    assert set(np.unique(diff)) == {0, 1} and np.all(got[diff == 1] <= 0)
+
+
 # ------------------------------------------------------------------------------- ONNX QDQ int8 vs ORT
 @pytest.mark.parametrize("mode,ctm,nearest_mode", [("nearest", "half_pixel", "round_prefer_floor"),
                                                    ("nearest", "asymmetric", "floor"),
