@@ -10,21 +10,23 @@ from onnx import TensorProto, helper
 from tests.builders.tflm_cases import tflm_oneop
 
 
-def tflite_resize(kind: str, x_shape, size, align_corners=False, half_pixel_centers=False, q=None) -> bytes:
+def tflite_resize(kind: str, x_shape, size, align_corners=False, half_pixel_centers=False, q=None,
+                  out_q=None) -> bytes:
     """RESIZE_BILINEAR (kind 'bilinear') or RESIZE_NEAREST_NEIGHBOR ('nearest') over NHWC x_shape to
     size (OH, OW); q = (scale, zero_point) makes input and output int8 with that quantization (TFLM
-    resizes the int8 bytes without rescaling), None float32."""
+    resizes the int8 bytes without rescaling, even when ``out_q`` gives the output another), None float32."""
     oneop = tflm_oneop()
     me, S = oneop.me, oneop.S
     n, _, _, c = (int(d) for d in x_shape)
 
-    def act(shape, name):
-        if q is None:
+    def act(shape, name, tq):
+        if tq is None:
             return me.Tensor(shape=tuple(shape), dtype=S.TensorType.FLOAT32, name=name)
         return me.Tensor(shape=tuple(shape), dtype=S.TensorType.INT8, name=name,
-                         quantization=me.Quantization(float(q[0]), int(q[1])))
+                         quantization=me.Quantization(float(tq[0]), int(tq[1])))
 
-    x, y = act(tuple(int(d) for d in x_shape), "x"), act((n, int(size[0]), int(size[1]), c), "y")
+    x = act(tuple(int(d) for d in x_shape), "x", q)
+    y = act((n, int(size[0]), int(size[1]), c), "y", out_q or q)
     sz = me.Tensor(shape=(2,), dtype=S.TensorType.INT32, data=np.array(size, np.int32), name="size")
     opcode, options = (("RESIZE_BILINEAR", "ResizeBilinearOptions") if kind == "bilinear"
                        else ("RESIZE_NEAREST_NEIGHBOR", "ResizeNearestNeighborOptions"))

@@ -122,6 +122,16 @@ def test_int8_tflite_rounding_ties(tmp_path):
     np.testing.assert_array_equal(got, run_tflm(model, x))
 
 
+@pytest.mark.parametrize("kind", ["bilinear", "nearest"])
+def test_int8_tflite_other_output_scale(tmp_path, kind):
+    """An output quantized differently from the input: TFLM still resizes the bytes unscaled."""
+    x_shape = (1, 5, 7, 3)
+    x = np.random.default_rng(9).integers(-128, 128, x_shape).astype(np.int8)
+    model = tflite_resize(kind, x_shape, (8, 4), False, True, q=(0.05, 3), out_q=(0.11, -7))
+    (got,), _ = compile_and_run(model, [x], tmp_path)
+    np.testing.assert_array_equal(got, run_tflm(model, x))
+
+
 def test_int8_tflite_single_rounding(tmp_path):
     """--rounding single: (acc + 2^19) >> 20 (TFLITE_SINGLE_ROUNDING) differs from TFLM's default
     rounding only on negative ties (-k.5 goes up instead of away from zero): by 1 LSB, upwards."""
