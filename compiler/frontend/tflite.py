@@ -32,6 +32,7 @@ from ..ir import Function, IRModule, TensorType, Tuple, Var
 from ..ir.types import C_TYPES
 from . import tflite_ops  # noqa: F401  (registers the converters)
 from . import tflite_ops_misc  # noqa: F401  (STRIDED_SLICE, SPLIT, SPLIT_V, GATHER, PRELU)
+from . import tflite_ops_resize  # noqa: F401  (RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR)
 from .onnx import check_size, first_line, own_buffers, sanitize
 from .tflite_registry import CONVERTERS, Graph, Op, S, Tensor, _names, check_types
 

@@ -94,6 +94,7 @@ LAYOUT_RULES = {
     "nn.max_pool2d": _pool2d, "nn.avg_pool2d": _pool2d, "qnn.avg_pool2d": _pool2d,
     "nn.softmax": _softmax, "qnn.softmax": _softmax,
     "concatenate": _concatenate, "nn.pad": _pad, "mean": _mean,
+    "nn.resize2d": _pool2d,
 }
 
 

@@ -354,6 +354,17 @@ def _lut_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
     return call("qnn.lut", x, table=table, span=y.span)
 
 
+def _resize_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
+    """nn.resize2d on the int8 tensor (nearest copies bytes; linear: TFLM's 10-bit fixed point,
+    ops/resize.py) with the compilation's rounding, then a requantize if the scales differ."""
+    t = _dq_tensor(y.args[0])
+    if t is None:
+        return None
+    x, s, z = t
+    moved = call("nn.resize2d", x, span=y.span, **{**y.attrs, "rounding": lg.rounding})
+    return moved if (s, z) == (s_out, z_out) else _requantize(moved, s / s_out, z, z_out, lg.rounding)
+
+
 REWRITE_RULES = {
     "qnn.dequantize": _requantize_rule,
     "add": _add_rule, "multiply": _binary_rule,
@@ -363,6 +374,7 @@ REWRITE_RULES = {
     "concatenate": _concatenate_rule, "nn.pad": _pad_rule, "nn.softmax": _softmax_rule,
     **{op: _lut_rule for op in LUT_OPS},
     "nn.prelu": prelu_rule,
+    "nn.resize2d": _resize_rule,
 }
 
 

@@ -1,0 +1,93 @@
+"""ONNX Resize-10..19 (models below opset 13 arrive upgraded) → nn.resize2d over the last two axes.
+
+Supported: mode nearest / linear; coordinate_transformation_mode half_pixel (default since 11),
+pytorch_half_pixel, align_corners, asymmetric, half_pixel_symmetric (19), tf_half_pixel_for_nn (11;
+also spelled tf_half_pixel_for_nearest); nearest_mode
+round_prefer_floor (default), round_prefer_ceil, floor, ceil; the output from ``scales``
+(out = floor(in · scale), float32 as onnxruntime) or ``sizes`` (with Resize-18's ``axes`` and
+``keep_aspect_ratio_policy``). The axes before the last two must keep their size. Refused with a
+clear error: mode cubic, tf_crop_and_resize (the only mode that reads ``roi``), antialias.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir import call
+from .onnx_ops import reshape
+from .onnx_registry import Node, const_value, converter, optional_arg
+
+
+def _given(node: Node, e, what: str):
+    """The constant value of an optional input, or None when absent or empty."""
+    if e is None:
+        return None
+    v = const_value(node, e, what).reshape(-1)
+    return v if v.size else None
+
+
+def _full(node: Node, values, axes, rank: int, fill) -> list:
+    if axes is None:
+        if len(values) != rank:
+            raise node.error(f"{len(values)} values for a rank-{rank} input")
+        return list(values)
+    out = list(fill)
+    for a, v in zip(axes, values):
+        out[a] = v
+    return out
+
+
+def _output(node: Node, shape, scales, sizes, axes):
+    """(output shape, per-axis scale used by the coordinate transform or None for out / in)."""
+    rank = len(shape)
+    if sizes is not None:
+        size = [int(v) for v in _full(node, sizes, axes, rank, shape)]
+        policy = node.attr("keep_aspect_ratio_policy", "stretch")
+        if policy == "stretch":
+            return size, None
+        if policy not in ("not_larger", "not_smaller"):
+            raise node.error(f"keep_aspect_ratio_policy '{policy}' is not valid")
+        moved = [a for a in (axes or range(rank))]
+        pick = min if policy == "not_larger" else max
+        s = pick(np.float32(size[a]) / np.float32(shape[a]) for a in moved)
+        out = list(shape)
+        for a in moved:
+            out[a] = int(math.floor(float(s) * shape[a] + 0.5))
+        return out, [float(s) if a in moved else 1.0 for a in range(rank)]
+    if scales is None:
+        raise node.error("neither scales nor sizes is given")
+    sc = [float(v) for v in _full(node, scales, axes, rank, [1.0] * rank)]
+    if min(sc) <= 0:
+        raise node.error(f"scales {sc} must be positive")
+    return [int(np.floor(np.float32(s) * np.float32(d))) for s, d in zip(sc, shape)], sc
+
+
+@converter("Resize")
+def convert_resize(node: Node, args):
+    """Resize-11..19 semantics (module doc): [..., H, W] → nn.resize2d on [1, lead, H, W]."""
+    x = args[0]
+    mode = node.attr("mode", "nearest")
+    ctm = node.attr("coordinate_transformation_mode", "half_pixel")
+    ctm = "tf_half_pixel_for_nn" if ctm == "tf_half_pixel_for_nearest" else ctm   # onnxruntime's old spelling
+    if mode not in ("nearest", "linear"):
+        raise node.error(f"mode '{mode}' is not supported", "tinyfuse resizes with nearest or linear")
+    if ctm == "tf_crop_and_resize":
+        raise node.error("coordinate_transformation_mode 'tf_crop_and_resize' (the roi input) is not supported")
+    if node.attr("antialias", 0):
+        raise node.error("antialias=1 is not supported")
+    if x.ty.ndim < 2:
+        raise node.error(f"input {list(x.ty.shape)} must have at least 2 axes")
+    rank, shape = x.ty.ndim, list(x.ty.shape)
+    axes = node.attr("axes")
+    if axes is not None:
+        axes = [a + rank if a < 0 else a for a in axes]
+    out, scales = _output(node, shape, _given(node, optional_arg(args, 2), "scales"),
+                          _given(node, optional_arg(args, 3), "sizes"), axes)
+    if out[:-2] != shape[:-2]:
+        raise node.error(f"resizes axes before the last two: {shape} → {out}", "tinyfuse resizes H and W only")
+    lead = math.prod(shape[:-2])
+    y = call("nn.resize2d", reshape(node, x, (1, lead) + tuple(shape[-2:])), span=node.name, method=mode,
+             coordinate_transformation_mode=ctm, nearest_mode=node.attr("nearest_mode", "round_prefer_floor"),
+             size=tuple(out[-2:]), scales=tuple(scales[-2:]) if scales is not None else (), layout="NCHW")
+    return reshape(node, y, out)
