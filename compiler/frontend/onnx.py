@@ -25,6 +25,7 @@ from ..errors import TinyfuseError
 from ..ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call, get_op
 from ..ir.types import C_TYPES
 from . import onnx_ops  # noqa: F401  (registers the converters)
+from . import onnx_ops_convt  # noqa: F401  (registers ConvTranspose)
 from .onnx_quant import MS_DOMAIN_OPS  # registers the quantization converters
 from .onnx_registry import CONVERTERS, Node, shown
 
