@@ -10,11 +10,12 @@ run, against independent oracles:
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from onnx import helper
 
 from tests.builders import rand
-from tests.conftest import check
+from tests.conftest import assert_close_to, check, compile_and_run, tflm_run
 
 N = helper.make_node
 
@@ -62,3 +63,72 @@ def test_conv_transpose_relu_fused(tmp_path):
                               N("Relu", ["T"], ["Y"])], {"X": rand(1, 3, 4, 4)}, ["Y"], inits=inits)
     assert [k.ops for k in result.kernels if "nn.conv2d_transpose" in k.ops] == \
         [["nn.conv2d_transpose", "add", "nn.relu"]]
+
+
+# ----------------------------------------------------------------------------------------- int8 TRANSPOSE_CONV vs TFLM
+
+# id: (x shape NHWC, O, kernel, stride, padding, output H/W or None (TFLite's usual size), bias, per-channel)
+INT8_CASES = {
+    "k3_s1_same": ((1, 5, 6, 3), 4, (3, 3), (1, 1), "SAME", None, True, True),
+    "k3_s2_same": ((1, 5, 6, 3), 4, (3, 3), (2, 2), "SAME", None, True, True),
+    "k3_s2_same_nobias": ((1, 5, 6, 3), 4, (3, 3), (2, 2), "SAME", None, False, True),
+    "k2_s2_valid": ((1, 4, 5, 4), 3, (2, 2), (2, 2), "VALID", None, True, True),
+    "k3_s3_valid_odd": ((1, 3, 5, 2), 5, (3, 3), (3, 3), "VALID", None, True, True),
+    "k4_s2_same_odd_out": ((1, 4, 5, 3), 2, (4, 4), (2, 2), "SAME", (7, 9), True, True),
+    "k3x2_s2x1_valid_per_tensor": ((2, 4, 3, 3), 4, (3, 2), (2, 1), "VALID", None, False, False),
+    "k5_s3_same": ((1, 3, 4, 6), 3, (5, 5), (3, 3), "SAME", None, True, True),
+}
+
+
+def _int8_case(case):
+    from tests.builders import tflite_convt
+    xs, o, (kh, kw), stride, padding, out_hw, with_bias, per_channel = INT8_CASES[case]
+    rng = np.random.default_rng(sum(map(ord, case)))
+    c = xs[3]
+    w = rng.integers(-127, 128, (o, kh, kw, c), dtype=np.int8)
+    w_scales = rng.uniform(0.002, 0.02, o) if per_channel else np.full(o, rng.uniform(0.002, 0.02))
+    in_q = (float(np.float32(rng.uniform(0.01, 0.1))), int(rng.integers(-60, 61)))
+    b = rng.integers(-3000, 3000, o, dtype=np.int32) if with_bias else None
+    if out_hw is None:
+        out_hw = tuple(n * s if padding == "SAME" else s * (n - 1) + k
+                       for n, s, k in zip(xs[1:3], stride, (kh, kw)))
+    taps = kh * kw * c / (stride[0] * stride[1])
+    out_scale = 6 * 60 * 73 * np.sqrt(taps) * in_q[0] * float(np.median(w_scales)) / 255
+    out_q = (float(np.float32(out_scale)), int(rng.integers(-20, 21)))
+    x = np.clip(np.round(in_q[1] + rng.normal(0, 60, xs)), -128, 127).astype(np.int8)
+    model = tflite_convt.transpose_conv_int8(xs, w, b, in_q, w_scales, out_q, out_hw, stride, padding)
+    return model, x
+
+
+@pytest.mark.parametrize("case", list(INT8_CASES))
+def test_int8_transpose_conv_bit_exact_with_tflm(tmp_path, case):
+    model, x = _int8_case(case)
+    (want,) = tflm_run(model, [x])
+    (got,), result = compile_and_run(model, [x], tmp_path)
+    assert [k for k in result.kernels if "qnn.conv2d_transpose" in k.ops], [k.ops for k in result.kernels]
+    assert np.unique(want).size > 20, "the case should exercise the output range"
+    np.testing.assert_array_equal(got, want)
+
+
+# ----------------------------------------------------------------------------------------- Convolution2DTransposeBias
+
+# id: (x shape NHWC, O, kernel, stride, padding)
+MEDIAPIPE_CASES = {
+    "selfie_segmentation_segment": ((1, 128, 128, 16), 1, (2, 2), (2, 2), "SAME"),
+    "k3_s2_same_odd": ((1, 5, 6, 3), 4, (3, 3), (2, 2), "SAME"),
+    "k4_s2_same_even": ((1, 4, 4, 2), 3, (4, 4), (2, 2), "SAME"),
+    "k3_s2_valid": ((1, 5, 4, 3), 2, (3, 3), (2, 2), "VALID"),
+    "k2_s3_same": ((1, 3, 4, 2), 2, (2, 2), (3, 3), "SAME"),
+}
+
+
+@pytest.mark.parametrize("case", list(MEDIAPIPE_CASES))
+def test_convolution2d_transpose_bias_vs_litert_rewrite(tmp_path, case):
+    from tests.builders import tflite_convt
+    xs, o, k, stride, padding = MEDIAPIPE_CASES[case]
+    w, b, x = rand(o, *k, xs[3], seed=1), rand(o, seed=2), rand(*xs)
+    custom = tflite_convt.convt_bias_custom(xs, w, b, stride, padding)
+    (want,) = tflite_convt.litert_run(tflite_convt.convt_bias_rewritten(xs, w, b, stride, padding), [x])
+    (got,), result = compile_and_run(custom, [x], tmp_path)
+    assert [k.ops for k in result.kernels if "nn.conv2d_transpose" in k.ops] == [["nn.conv2d_transpose", "add"]]
+    assert_close_to(got, want)

@@ -1,0 +1,113 @@
+"""One-op .tflite models of the transposed convolutions, built with tflite-micro's model editor (as
+../shared/tools/tflm_oneop.py builds its int8 ops, whose tensor helpers these reuse; tflm_oneop has no
+TRANSPOSE_CONV builder):
+
+- ``transpose_conv_int8``: TRANSPOSE_CONV, x NHWC int8, w int8 OHWI per-channel (dim 0), optional
+  int32 bias (scale s_x·s_w[c]), output_shape given; run it with TFLite Micro;
+- ``convt_bias_custom``: MediaPipe's CUSTOM Convolution2DTransposeBias (float32, custom options
+  TfLiteTransposeConvParams: padding, stride_w, stride_h as int32), and ``convt_bias_rewritten``:
+  the same computation as TRANSPOSE_CONV + ADD of the bias, which LiteRT runs. MediaPipe's SAME crops
+  total = max(0, k − (in−1) mod s − 1) rows, top = total // 2, output s·(in−1) + k − total; TFLite's
+  TRANSPOSE_CONV with that output size and the same padding name crops the same top rows
+  (ComputePaddingHeightWidth: ceil(out / s) = in, so its total is the same), VALID crops none in both.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from tests.builders.tflm_cases import tflm_oneop
+
+_PAD = {"SAME": 1, "VALID": 2}   # TfLitePadding / schema Padding + 1 (the custom options' enum)
+
+
+def _oneop():
+    return tflm_oneop()
+
+
+def _f32(array, name):
+    me = _oneop().me
+    return me.Tensor(shape=tuple(array.shape), dtype=_oneop().S.TensorType.FLOAT32,
+                     data=np.ascontiguousarray(array, np.float32), name=name)
+
+
+def _f32_act(shape, name):
+    o = _oneop()
+    return o.me.Tensor(shape=tuple(int(d) for d in shape), dtype=o.S.TensorType.FLOAT32, name=name)
+
+
+def _out_shape(out_shape):
+    o = _oneop()
+    return o._const(np.asarray(out_shape, np.int32), o._I32, "output_shape")
+
+
+def transpose_conv_int8(x_shape, w, bias, in_q, w_scales, out_q, out_hw, stride=(1, 1), padding="SAME") -> bytes:
+    """TRANSPOSE_CONV int8 (v2, v3 with a bias): output [N, out_hw..., O]."""
+    o = _oneop()
+    w = o._int8(w)
+    n_out = w.shape[0]
+    out = (x_shape[0], *out_hw, n_out)
+    inputs = [_out_shape(out), o._const(w, o._I8, "w", o._per_axis(w_scales, n_out, 0)), o._act(x_shape, in_q, "x")]
+    if bias is not None:
+        inputs.append(o._bias(bias, in_q[0], w_scales, n_out))
+    return o._model("TRANSPOSE_CONV", inputs, o._act(out, out_q, "y"), "TransposeConvOptions",
+                    padding=o._PAD[padding], strideH=int(stride[0]), strideW=int(stride[1]))
+
+
+def mediapipe_out_size(size: int, k: int, s: int, padding: str) -> int:
+    """Output size of Convolution2DTransposeBias (module doc)."""
+    total = max(0, k - (size - 1) % s - 1) if padding == "SAME" else 0
+    return s * (size - 1) + k - total
+
+
+def convt_bias_custom(x_shape, w, b, stride, padding="SAME") -> bytes:
+    """CUSTOM Convolution2DTransposeBias (float32): w OHWI, b [O]."""
+    o = _oneop()
+    oh = [mediapipe_out_size(n, k, s, padding) for n, k, s in zip(x_shape[1:3], w.shape[1:3], stride)]
+    op = o.me.Operator(opcode=o.S.BuiltinOperator.CUSTOM, custom_code="Convolution2DTransposeBias",
+                       inputs=[_f32_act(x_shape, "x"), _f32(w, "w"), _f32(b, "b")],
+                       outputs=[_f32_act((x_shape[0], *oh, w.shape[0]), "y")])
+    op._fb.customOptions = list(struct.pack("<iii", _PAD[padding], int(stride[1]), int(stride[0])))
+    return _single(op)
+
+
+def convt_bias_rewritten(x_shape, w, b, stride, padding="SAME") -> bytes:
+    """The same computation as TRANSPOSE_CONV (float32, padding as the custom op's) + ADD(bias)."""
+    o = _oneop()
+    oh = [mediapipe_out_size(n, k, s, padding) for n, k, s in zip(x_shape[1:3], w.shape[1:3], stride)]
+    out = (x_shape[0], *oh, w.shape[0])
+    x, t, y = _f32_act(x_shape, "x"), _f32_act(out, "t"), _f32_act(out, "y")
+    conv = o.me.Operator(opcode=o.S.BuiltinOperator.TRANSPOSE_CONV, inputs=[_out_shape(out), _f32(w, "w"), x],
+                         outputs=[t])
+    conv._fb.builtinOptionsType = o.S.BuiltinOptions.TransposeConvOptions
+    conv._fb.builtinOptions = o.S.TransposeConvOptionsT()
+    conv._fb.builtinOptions.padding = o._PAD[padding]
+    conv._fb.builtinOptions.strideH, conv._fb.builtinOptions.strideW = int(stride[0]), int(stride[1])
+    add = o.me.Operator(opcode=o.S.BuiltinOperator.ADD, inputs=[t, _f32(b.reshape(1, 1, 1, -1), "b")], outputs=[y])
+    return _single(conv, add)
+
+
+def _single(*ops) -> bytes:
+    o = _oneop()
+    tensors, seen = [], set()
+    for op in ops:
+        for t in [*op.inputs, *op.outputs]:
+            if id(t) not in seen:
+                seen.add(id(t))
+                tensors.append(t)
+    model = o.me.Model(description="tinyfuse tests")
+    model.add_subgraph(tensors=tensors, operators=list(ops), outputs=[ops[-1].outputs[0]],
+                       inputs=[ops[0].inputs[0] if ops[0].inputs[0].buffer is None else ops[0].inputs[2]])
+    return bytes(model.build())
+
+
+def litert_run(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run a float .tflite with LiteRT (ai-edge-litert), the reference TFLite interpreter."""
+    from ai_edge_litert.interpreter import Interpreter
+    it = Interpreter(model_content=bytes(model))
+    it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], np.ascontiguousarray(x))
+    it.invoke()
+    return [np.array(it.get_tensor(d["index"])) for d in it.get_output_details()]
