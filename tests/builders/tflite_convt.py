@@ -111,3 +111,47 @@ def litert_run(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
         it.set_tensor(d["index"], np.ascontiguousarray(x))
     it.invoke()
     return [np.array(it.get_tensor(d["index"])) for d in it.get_output_details()]
+
+
+def tflite_crop(x_hw, k_hw, stride, out_hw, padding) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) crop of TRANSPOSE_CONV (TFLite's ComputePaddingHeightWidth with the
+    output as its input); bottom/right may be negative (rows no tap reaches)."""
+    crop = []
+    for n, k, s, o in zip(x_hw, k_hw, stride, out_hw):
+        m = -(-o // s) if padding == "SAME" else (o - k + s) // s
+        top = max((m - 1) * s + k - o, 0) // 2
+        crop.append((top, s * (n - 1) + k - top - o))
+    (t, b), (l, r) = crop
+    return t, l, b, r
+
+
+def qdq_conv_transpose(x_shape, w_ohwi, bias, in_q, w_scales, out_q, out_hw, stride, padding):
+    """The ONNX QDQ twin of transpose_conv_int8: x int8 NHWC → NCHW, ConvTranspose(DQ(x), DQ(W IOHW,
+    per-channel axis 1), DQ(int32 bias)) with the same crop as pads (+ output_padding for a negative
+    end), QuantizeLinear, back to NHWC."""
+    from tests.builders.qdq import _Graph
+    g = _Graph()
+    o = w_ohwi.shape[0]
+    ws = np.broadcast_to(np.asarray(w_scales, np.float32), (o,)).copy()
+    t, l, b, r = tflite_crop(x_shape[1:3], w_ohwi.shape[1:3], stride, out_hw, padding)
+    x = g.dq(g.nchw_input("x", x_shape), in_q)
+    w = g.dq_const(np.ascontiguousarray(w_ohwi.transpose(3, 0, 1, 2)), ws, np.int8, axis=1)
+    ins = [x, w]
+    if bias is not None:
+        ins.append(g.dq_const(np.asarray(bias, np.int32), np.float32(in_q[0]) * ws, np.int32, axis=0))
+    y = g.node("ConvTranspose", ins, "convt", strides=list(stride), pads=[t, l, max(b, 0), max(r, 0)],
+               output_padding=[max(-b, 0), max(-r, 0)])
+    return g.finish(y, out_q, False, nchw=True)
+
+
+def transpose_conv_float(x_shape, w, b, out_hw, stride, padding="SAME", activation="NONE") -> bytes:
+    """TRANSPOSE_CONV float32 (w OHWI, optional bias [O] as the 4th input, fused activation as v5)."""
+    o = _oneop()
+    out = (x_shape[0], *out_hw, w.shape[0])
+    inputs = [_out_shape(out), _f32(w, "w"), _f32_act(x_shape, "x")] + ([] if b is None else [_f32(b, "b")])
+    conv = o.me.Operator(opcode=o.S.BuiltinOperator.TRANSPOSE_CONV, inputs=inputs, outputs=[_f32_act(out, "y")])
+    conv._fb.builtinOptionsType = o.S.BuiltinOptions.TransposeConvOptions
+    opts = conv._fb.builtinOptions = o.S.TransposeConvOptionsT()
+    opts.padding, opts.strideH, opts.strideW = o._PAD[padding], int(stride[0]), int(stride[1])
+    opts.fusedActivationFunction = o._ACT[activation]
+    return _single(conv)

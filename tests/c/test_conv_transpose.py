@@ -15,7 +15,7 @@ import pytest
 from onnx import helper
 
 from tests.builders import rand
-from tests.conftest import assert_close_to, check, compile_and_run, tflm_run
+from tests.conftest import assert_close_to, check, compile_and_run, ort_run, tflm_run
 
 N = helper.make_node
 
@@ -97,17 +97,22 @@ def _int8_case(case):
     out_q = (float(np.float32(out_scale)), int(rng.integers(-20, 21)))
     x = np.clip(np.round(in_q[1] + rng.normal(0, 60, xs)), -128, 127).astype(np.int8)
     model = tflite_convt.transpose_conv_int8(xs, w, b, in_q, w_scales, out_q, out_hw, stride, padding)
-    return model, x
+    twin = tflite_convt.qdq_conv_transpose(xs, w, b, in_q, w_scales, out_q, out_hw, stride, padding)
+    return model, twin, x
 
 
 @pytest.mark.parametrize("case", list(INT8_CASES))
 def test_int8_transpose_conv_bit_exact_with_tflm(tmp_path, case):
-    model, x = _int8_case(case)
+    """The .tflite and its ONNX QDQ twin both compile to TFLM's output bit for bit; onnxruntime's float
+    QDQ reading of the twin is within 1 LSB (the twin means the same computation)."""
+    model, twin, x = _int8_case(case)
     (want,) = tflm_run(model, [x])
-    (got,), result = compile_and_run(model, [x], tmp_path)
-    assert [k for k in result.kernels if "qnn.conv2d_transpose" in k.ops], [k.ops for k in result.kernels]
     assert np.unique(want).size > 20, "the case should exercise the output range"
-    np.testing.assert_array_equal(got, want)
+    assert np.abs(ort_run(twin, {"x": x})[0].astype(np.int32) - want).max() <= 1
+    for name, m in (("tflite", model), ("onnx_qdq", twin)):
+        (got,), result = compile_and_run(m, [x], tmp_path / name)
+        assert [k for k in result.kernels if "qnn.conv2d_transpose" in k.ops], [k.ops for k in result.kernels]
+        np.testing.assert_array_equal(got, want, err_msg=name)
 
 
 # ----------------------------------------------------------------------------------------- Convolution2DTransposeBias
@@ -131,4 +136,26 @@ def test_convolution2d_transpose_bias_vs_litert_rewrite(tmp_path, case):
     (want,) = tflite_convt.litert_run(tflite_convt.convt_bias_rewritten(xs, w, b, stride, padding), [x])
     (got,), result = compile_and_run(custom, [x], tmp_path)
     assert [k.ops for k in result.kernels if "nn.conv2d_transpose" in k.ops] == [["nn.conv2d_transpose", "add"]]
+    assert_close_to(got, want)
+
+
+# ----------------------------------------------------------------------------------------- float TRANSPOSE_CONV vs LiteRT
+
+# id: (x shape NHWC, O, kernel, stride, padding, output H/W, bias, fused activation)
+FLOAT_TFLITE_CASES = {
+    "k3_s2x3_same_relu": ((1, 5, 6, 3), 4, (3, 3), (2, 3), "SAME", (10, 18), True, "RELU"),
+    "k2_s2_valid_nobias": ((1, 4, 4, 2), 3, (2, 2), (2, 2), "VALID", (8, 8), False, "NONE"),
+    "k4_s2_same_odd_out_relu6": ((2, 4, 5, 3), 2, (4, 4), (2, 2), "SAME", (7, 9), True, "RELU6"),
+}
+
+
+@pytest.mark.parametrize("case", list(FLOAT_TFLITE_CASES))
+def test_float_transpose_conv_vs_litert(tmp_path, case):
+    from tests.builders import tflite_convt
+    xs, o, k, stride, padding, out_hw, with_bias, act = FLOAT_TFLITE_CASES[case]
+    w, b, x = rand(o, *k, xs[3], seed=1), (rand(o, seed=2) if with_bias else None), rand(*xs)
+    model = tflite_convt.transpose_conv_float(xs, w, b, out_hw, stride, padding, act)
+    (want,) = tflite_convt.litert_run(model, [x])
+    (got,), result = compile_and_run(model, [x], tmp_path)
+    assert len([kn for kn in result.kernels if "nn.conv2d_transpose" in kn.ops]) == 1
     assert_close_to(got, want)
