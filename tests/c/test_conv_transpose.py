@@ -159,3 +159,26 @@ def test_float_transpose_conv_vs_litert(tmp_path, case):
     (got,), result = compile_and_run(model, [x], tmp_path)
     assert len([kn for kn in result.kernels if "nn.conv2d_transpose" in kn.ops]) == 1
     assert_close_to(got, want)
+
+
+def test_conv_transpose_between_convs_runs_in_nhwc(tmp_path):
+    """Conv → ConvTranspose (+ bias, ReLU) → Conv: one NHWC chain, no layout transposes between kernels."""
+    inits = {"W1": rand(4, 3, 3, 3, seed=1), "W2": rand(4, 2, 2, 2, seed=2), "B2": rand(2, seed=3),
+             "W3": rand(3, 2, 3, 3, seed=4)}
+    nodes = [N("Conv", ["X", "W1"], ["A"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             N("ConvTranspose", ["A", "W2", "B2"], ["T"], strides=[2, 2]), N("Relu", ["T"], ["R"]),
+             N("Conv", ["R", "W3"], ["Y"], pads=[1, 1, 1, 1])]
+    result = check(tmp_path, nodes, {"X": rand(1, 3, 8, 10)}, ["Y"], inits=inits)
+    ops = [k.ops for k in result.kernels]
+    assert [o for o in ops if "transpose" in o] == [ops[0], ops[-1]] == [["transpose"]] * 2, ops   # the model's I/O only
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
+def test_int8_transpose_conv_compiles_for_arm(target):
+    """The portable kernel on the Arm targets (no SIMD variant declines it): C is generated."""
+    from tinyfuse.driver import compile_model
+    model, _twin, _x = _int8_case("k3_s2_same")
+    result = compile_model(model, target=target)
+    kernels = [k for k in result.kernels if "qnn.conv2d_transpose" in k.ops]
+    assert len(kernels) == 1 and kernels[0].variant == "ref"
+    assert any("qnn.conv2d_transpose" in text for text in result.files.values())
