@@ -42,8 +42,9 @@ def _out_shape(out_shape):
     return o._const(np.asarray(out_shape, np.int32), o._I32, "output_shape")
 
 
-def transpose_conv_int8(x_shape, w, bias, in_q, w_scales, out_q, out_hw, stride=(1, 1), padding="SAME") -> bytes:
-    """TRANSPOSE_CONV int8 (v2, v3 with a bias): output [N, out_hw..., O]."""
+def transpose_conv_int8(x_shape, w, bias, in_q, w_scales, out_q, out_hw, stride=(1, 1), padding="SAME",
+                        activation="NONE") -> bytes:
+    """TRANSPOSE_CONV int8 (v2, v3 with a bias, v5 with a fused activation): output [N, out_hw..., O]."""
     o = _oneop()
     w = o._int8(w)
     n_out = w.shape[0]
@@ -52,7 +53,8 @@ def transpose_conv_int8(x_shape, w, bias, in_q, w_scales, out_q, out_hw, stride=
     if bias is not None:
         inputs.append(o._bias(bias, in_q[0], w_scales, n_out))
     return o._model("TRANSPOSE_CONV", inputs, o._act(out, out_q, "y"), "TransposeConvOptions",
-                    padding=o._PAD[padding], strideH=int(stride[0]), strideW=int(stride[1]))
+                    padding=o._PAD[padding], strideH=int(stride[0]), strideW=int(stride[1]),
+                    fusedActivationFunction=o._ACT[activation])
 
 
 def mediapipe_out_size(size: int, k: int, s: int, padding: str) -> int:
@@ -125,7 +127,7 @@ def tflite_crop(x_hw, k_hw, stride, out_hw, padding) -> tuple[int, int, int, int
     return t, l, b, r
 
 
-def qdq_conv_transpose(x_shape, w_ohwi, bias, in_q, w_scales, out_q, out_hw, stride, padding):
+def qdq_conv_transpose(x_shape, w_ohwi, bias, in_q, w_scales, out_q, out_hw, stride, padding, activation="NONE"):
     """The ONNX QDQ twin of transpose_conv_int8: x int8 NHWC → NCHW, ConvTranspose(DQ(x), DQ(W IOHW,
     per-channel axis 1), DQ(int32 bias)) with the same crop as pads (+ output_padding for a negative
     end), QuantizeLinear, back to NHWC."""
@@ -141,7 +143,7 @@ def qdq_conv_transpose(x_shape, w_ohwi, bias, in_q, w_scales, out_q, out_hw, str
         ins.append(g.dq_const(np.asarray(bias, np.int32), np.float32(in_q[0]) * ws, np.int32, axis=0))
     y = g.node("ConvTranspose", ins, "convt", strides=list(stride), pads=[t, l, max(b, 0), max(r, 0)],
                output_padding=[max(-b, 0), max(-r, 0)])
-    return g.finish(y, out_q, False, nchw=True)
+    return g.finish(g.act(y, activation), out_q, False, nchw=True)
 
 
 def transpose_conv_float(x_shape, w, b, out_hw, stride, padding="SAME", activation="NONE") -> bytes:

@@ -67,7 +67,8 @@ def test_conv_transpose_relu_fused(tmp_path):
 
 # ----------------------------------------------------------------------------------------- int8 TRANSPOSE_CONV vs TFLM
 
-# id: (x shape NHWC, O, kernel, stride, padding, output H/W or None (TFLite's usual size), bias, per-channel)
+# id: (x shape NHWC, O, kernel, stride, padding, output H/W or None (TFLite's usual size), bias, per-channel[,
+#      fused activation])
 INT8_CASES = {
     "k3_s1_same": ((1, 5, 6, 3), 4, (3, 3), (1, 1), "SAME", None, True, True),
     "k3_s2_same": ((1, 5, 6, 3), 4, (3, 3), (2, 2), "SAME", None, True, True),
@@ -77,12 +78,15 @@ INT8_CASES = {
     "k4_s2_same_odd_out": ((1, 4, 5, 3), 2, (4, 4), (2, 2), "SAME", (7, 9), True, True),
     "k3x2_s2x1_valid_per_tensor": ((2, 4, 3, 3), 4, (3, 2), (2, 1), "VALID", None, False, False),
     "k5_s3_same": ((1, 3, 4, 6), 3, (5, 5), (3, 3), "SAME", None, True, True),
+    "k3_s2_same_relu": ((1, 5, 6, 3), 4, (3, 3), (2, 2), "SAME", None, True, True, "RELU"),
+    "k2_s2_valid_relu6": ((1, 4, 5, 4), 3, (2, 2), (2, 2), "VALID", None, True, False, "RELU6"),
 }
 
 
 def _int8_case(case):
     from tests.builders import tflite_convt
-    xs, o, (kh, kw), stride, padding, out_hw, with_bias, per_channel = INT8_CASES[case]
+    xs, o, (kh, kw), stride, padding, out_hw, with_bias, per_channel, *act = INT8_CASES[case]
+    act = act[0] if act else "NONE"
     rng = np.random.default_rng(sum(map(ord, case)))
     c = xs[3]
     w = rng.integers(-127, 128, (o, kh, kw, c), dtype=np.int8)
@@ -96,8 +100,8 @@ def _int8_case(case):
     out_scale = 6 * 60 * 73 * np.sqrt(taps) * in_q[0] * float(np.median(w_scales)) / 255
     out_q = (float(np.float32(out_scale)), int(rng.integers(-20, 21)))
     x = np.clip(np.round(in_q[1] + rng.normal(0, 60, xs)), -128, 127).astype(np.int8)
-    model = tflite_convt.transpose_conv_int8(xs, w, b, in_q, w_scales, out_q, out_hw, stride, padding)
-    twin = tflite_convt.qdq_conv_transpose(xs, w, b, in_q, w_scales, out_q, out_hw, stride, padding)
+    model = tflite_convt.transpose_conv_int8(xs, w, b, in_q, w_scales, out_q, out_hw, stride, padding, act)
+    twin = tflite_convt.qdq_conv_transpose(xs, w, b, in_q, w_scales, out_q, out_hw, stride, padding, act)
     return model, twin, x
 
 
