@@ -186,3 +186,38 @@ def test_int8_transpose_conv_compiles_for_arm(target):
     kernels = [k for k in result.kernels if "qnn.conv2d_transpose" in k.ops]
     assert len(kernels) == 1 and kernels[0].variant == "ref"
     assert any("qnn.conv2d_transpose" in text for text in result.files.values())
+
+
+def test_selfie_segmentation_instance_with_its_weights(tmp_path):
+    """selfie_segmentation.tflite's Convolution2DTransposeBias as stored (custom options, float16 weights
+    and bias behind DEQUANTIZE, input shape) as a one-op model, vs its TRANSPOSE_CONV + ADD rewrite in LiteRT."""
+    import struct
+
+    from tests.builders import tflite_convt
+    from tests.conftest import shared_or_skip
+    from tinyfuse.frontend.tflite import _operator, _parse, _tensor, convert_op, load_tflite
+    from tinyfuse.frontend.tflite_registry import Graph
+    from tinyfuse.ir import TensorType, Var, post_order
+    data = load_tflite(shared_or_skip("models", "real", "selfie_segmentation.tflite"))
+    m = _parse(data)
+    sg = m.subgraphs[0]
+    tensors = [_tensor(m, data, t, i) for i, t in enumerate(sg.tensors)]
+    ops = [_operator(m, tensors, op, k) for k, op in enumerate(sg.operators)]
+    (op,) = [o for o in ops if o.name == "CUSTOM 'Convolution2DTransposeBias'"]
+    producer = {o.outputs[0].index: o for o in ops}
+    x_t, w_t, b_t = op.inputs
+    w, b = (producer[t.index].inputs[0].data.astype(np.float32) for t in (w_t, b_t))   # DEQUANTIZE of float16
+    pad_code, sw, sh = struct.unpack("<iii", op.options[:12])
+    padding = {1: "SAME", 2: "VALID"}[pad_code]
+    assert (x_t.shape, w.shape, op.outputs[0].shape) == ((1, 128, 128, 16), (1, 2, 2, 16), (1, 256, 256, 1))
+    g = Graph(tensors)                    # the converter on the stored operator itself
+    g.env[x_t.index] = Var("x", TensorType(x_t.shape, "float32"))
+    for o in (producer[w_t.index], producer[b_t.index], op):
+        convert_op(g, o)
+    (conv,) = [n for n in post_order(g.env[op.outputs[0].index]) if getattr(n, "op", None) == "nn.conv2d_transpose"]
+    assert (conv.attrs["strides"], conv.attrs["padding"]) == ((sh, sw), (0, 0, 0, 0))
+    x = rand(*x_t.shape)
+    (want,) = tflite_convt.litert_run(tflite_convt.convt_bias_rewritten(x_t.shape, w, b, (sh, sw), padding), [x])
+    (got,), _ = compile_and_run(tflite_convt.convt_bias_custom(x_t.shape, w, b, (sh, sw), padding), [x], tmp_path)
+    assert got.shape == op.outputs[0].shape
+    assert_close_to(got, want)
