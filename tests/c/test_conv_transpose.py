@@ -221,3 +221,12 @@ def test_selfie_segmentation_instance_with_its_weights(tmp_path):
     (got,), _ = compile_and_run(tflite_convt.convt_bias_custom(x_t.shape, w, b, (sh, sw), padding), [x], tmp_path)
     assert got.shape == op.outputs[0].shape
     assert_close_to(got, want)
+
+
+def test_conv_transpose_with_residual_add(tmp_path):
+    """A skip tensor added in the epilogue (the residual_add in-place rule may put the output over it)."""
+    inits = {"W": rand(3, 2, 3, 3, seed=1), "B": rand(2, seed=2)}
+    nodes = [N("ConvTranspose", ["X", "W", "B"], ["T"], strides=[2, 2], pads=[1, 1, 0, 0]),
+             N("Relu", ["S"], ["R"]), N("Add", ["T", "R"], ["Y"])]
+    result = check(tmp_path, nodes, {"X": rand(1, 3, 4, 4), "S": rand(1, 2, 8, 8, seed=3)}, ["Y"], inits=inits)
+    assert [k.ops for k in result.kernels if "nn.conv2d_transpose" in k.ops] == [["nn.conv2d_transpose", "add", "add"]]
