@@ -33,6 +33,7 @@ from ..ir.types import C_TYPES
 from . import tflite_ops  # noqa: F401  (registers the converters)
 from . import tflite_ops_misc  # noqa: F401  (STRIDED_SLICE, SPLIT, SPLIT_V, GATHER, PRELU)
 from . import tflite_ops_resize  # noqa: F401  (RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR)
+from . import tflite_ops_convt  # noqa: F401  (registers TRANSPOSE_CONV, Convolution2DTransposeBias)
 from .onnx import check_size, first_line, own_buffers, sanitize
 from .tflite_registry import CONVERTERS, Graph, Op, S, Tensor, _names, check_types
 
@@ -142,7 +143,8 @@ def _operator(model, tensors: list[Tensor], op, index: int) -> Op:
         return tensors[i]
     ins = [pick(i) for i in (op.inputs if op.inputs is not None else [])]
     outs = [pick(i) for i in (op.outputs if op.outputs is not None else [])]
-    return Op(index, name, int(code.version), op.builtinOptions, ins, [t for t in outs if t is not None])
+    options = bytes(op.customOptions) if name.startswith("CUSTOM") and op.customOptions is not None else op.builtinOptions
+    return Op(index, name, int(code.version), options, ins, [t for t in outs if t is not None])
 
 
 # ----------------------------------------------------------------------------------------- the model

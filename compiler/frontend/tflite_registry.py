@@ -61,7 +61,7 @@ class Op:
     index: int
     name: str                 # BuiltinOperator name, e.g. CONV_2D
     version: int
-    options: object           # the builtin options table (object API) or None
+    options: object           # the builtin options table (object API) or None; CUSTOM ops: the custom options bytes
     inputs: list[Tensor | None]
     outputs: list[Tensor]
 

@@ -16,6 +16,7 @@ from ..codegen.templates import template
 from ..errors import TinyfuseError
 from ..ir import Function, Var
 from ..options import FEATURES, KERNEL_CHOICES, CompileOptions  # noqa: F401  (re-exported)
+from . import conv_transpose  # noqa: F401  (transposed convolution)
 from . import batch_matmul, concat, conv2d, elemwise, horizontal, layer_norm, matmul, pad, qsoftmax  # noqa: F401
 from . import reduce, softmax, view  # noqa: F401  (importing a kernel family registers its lowering)
 from . import movement  # noqa: F401

@@ -60,7 +60,7 @@ def _bound(call: Call, uses: dict) -> AccumulatorBound | None:
     zp = int(call.attrs.get("input_zero_point", 0))
     r = max(hi - zp, zp - lo)
     wv = np.abs(w.value.astype(np.int64))
-    per_channel = wv.reshape(wv.shape[0], -1).sum(axis=1) if call.op == "qnn.conv2d" else wv.sum(axis=0)
+    per_channel = wv.reshape(wv.shape[0], -1).sum(axis=1) if call.op in ("qnn.conv2d", "qnn.conv2d_transpose") else wv.sum(axis=0)
     bound = per_channel * r
     nxt = uses.get(id(call), [])
     if len(nxt) == 1 and isinstance(nxt[0], Call) and nxt[0].op == "add":

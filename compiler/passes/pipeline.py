@@ -17,6 +17,7 @@ from ..ir import IRModule
 from ..ir.printer import astext
 from ..memory.oracle import ArenaOracle
 from .check_overflow import check_overflow
+from . import conv_transpose_rules  # noqa: F401  (registers its layout and int8 rules)
 from .convert_layout import convert_layout
 from .eliminate_dead_code import eliminate_dead_code
 from .fold_batchnorm import fold_batchnorm

@@ -81,7 +81,7 @@ def test_derived_op_sets_hold_the_ops_they_name():
     assert set(legalize_qdq.LUT_OPS) == {"sigmoid", "tanh", "hard_sigmoid", "hard_swish", "nn.leaky_relu",
                                          "nn.gelu", "erf"}
     assert set(legalize_qdq.ACTIVATIONS) == {"nn.relu", "clip"}
-    assert check_overflow.ACCUMULATING == ("qnn.conv2d", "qnn.matmul")
+    assert check_overflow.ACCUMULATING == ("qnn.conv2d", "qnn.conv2d_transpose", "qnn.matmul")
     assert fuse_horizontal.ANCHORS == {"nn.matmul": "matmul", "qnn.matmul": "matmul", "nn.conv2d": "conv",
                                        "qnn.conv2d": "conv"}
     for name in ops_where(lambda d: d.lut):
