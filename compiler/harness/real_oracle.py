@@ -284,10 +284,11 @@ def check_kernels(result, inputs: list[np.ndarray], workdir: str | Path, roundin
     return check_traced(result, inputs, traced, rounding)
 
 
-def report_lines(report: RealOracleReport) -> list[str]:
-    """The text of ``run``: one summary line, plus the first kernel that fails."""
+def report_lines(report: RealOracleReport, where: str = "") -> list[str]:
+    """The text of ``run``: one summary line, plus the first kernel that fails. ``where`` names the
+    build traced when it is not the one run (e.g. "host build")."""
     s = report.summary()
-    lines = [f"real-arithmetic oracle: {s['checked']} int8 kernels checked, {s['lsb0']} elements exact, "
+    lines = [f"real-arithmetic oracle{f' ({where})' if where else ''}: {s['checked']} int8 kernels checked, {s['lsb0']} elements exact, "
              f"{s['lsb1']} within 1 LSB, {s['over']} kernels over 1 LSB"
              + (f", {s['unchecked']} without real facts" if s["unchecked"] else "")]
     bad = report.first_failure()

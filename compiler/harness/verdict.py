@@ -186,7 +186,7 @@ def compare(model_path, result, inputs, outs, rounding: str = "double", tflite_r
         q, qlines = _int8(result, inputs, outs, refs, oracle, rounding, tflite_ref)
         s.update(q)
         real = run_real_oracle(model_path, host_result or result, inputs)
-        lines += qlines + report_lines(real)
+        lines += qlines + report_lines(real, "" if host_result is None or host_result is result else "host build")
         match = real.holds and q["tflm_exact"] is not False
     s.update(real_oracle_figures(real))
     s["outputs_match"] = bool(match)
