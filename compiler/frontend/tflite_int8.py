@@ -35,6 +35,12 @@ def quantize_f32(value: float, scale: float, zero_point: int) -> int:
     return zero_point + round_away(float(F32(value) / F32(scale)))
 
 
+def real_q(q) -> tuple[float, int]:
+    """(scale as TFLM stores it, in float32 widened to float64, zero point): the real facts of a
+    tensor's quantization for the real-arithmetic oracle (qnn.lut ``real_fn``)."""
+    return float(F32(q[0])), int(q[1])
+
+
 def activation_range(act: str, scale: float, zero_point: int) -> tuple[int, int]:
     """[act_min, act_max] of a fused activation on an int8 output (CalculateActivationRangeQuantized)."""
     lo_real, hi_real = ACTIVATION_BOUNDS[act]

@@ -4,9 +4,11 @@ from the same C run (tinyfuse issue 13).
 
 The real semantics of a kernel (QUANT.md's definition of what a quantized model means):
 
-- integer ops (qnn.conv2d, qnn.matmul, qnn.batch_matmul, the int32 bias add, clip, pools of int8
-  values, reshapes, concatenation, qnn.lut) are exact in int64: they are the real arithmetic;
-  LUT tables are computed from the float function at compile time;
+- integer ops (qnn.conv2d, qnn.matmul, qnn.batch_matmul, the int32 bias add, clip, max pools,
+  reshapes, concatenation) are exact in int64: they are the real arithmetic;
+- qnn.lut: the float function the table stands for (attribute ``real_fn``: op, attrs, scales and
+  zero points) on the dequantized input in float64, quantized: the table itself (tinyfuse's, or
+  TFLM's integer HARD_SWISH / LEAKY_RELU arithmetic for TFLite) is not trusted;
 - qnn.requantize: ``y = sat(round((x − zp_in) · M) + zp_out)`` with the real multiplier M in float64
   (attribute ``real_multiplier``, e.g. s_x·s_w[c]/s_out, set where the scales are known:
   legalize_qdq, the TFLite frontend) instead of the Q31 multiplier and shift the C uses;
@@ -21,8 +23,8 @@ The real semantics of a kernel (QUANT.md's definition of what a quantized model 
 (TfLiteRound). A kernel passes when every output element is within 1 LSB of its real value; the
 1-LSB elements are counted (fixed-point rounding, half-to-even ties and the Q31 multiplier differ
 from real arithmetic by at most 1 LSB). Kernels with a float output are outside this oracle (the
-end-to-end comparison with onnxruntime covers them). An int8 kernel whose requantize, add or mul
-lacks its real facts cannot be checked and fails: the oracle never falls back to tinyfuse's own
+end-to-end comparison with onnxruntime covers them). An int8 kernel whose requantize, add, mul or
+LUT lacks its real facts cannot be checked and fails: the oracle never falls back to tinyfuse's own
 fixed-point arithmetic.
 
 No exceptions are needed on the models measured (benchmarks/real_oracle.py): TFLM's fixed-point
@@ -113,6 +115,17 @@ def _layer_norm(node, args, rounding):
     return _quantize(y, p["out_zero_point"], rounding).reshape(x.shape)
 
 
+def _lut(node, args, rounding):
+    """y = quantize(f(dequantize(x))) with the float op f the table was made from (``real_fn``)."""
+    facts = node.attrs.get("real_fn")
+    if facts is None:
+        raise MissingRealFacts(f"qnn.lut '{node.span}' has no real_fn")
+    op, attrs, s_in, z_in, s_out, z_out = facts
+    r = (args[0].astype(np.int64) - z_in).astype(np.float64) * np.float64(s_in)
+    f = np.asarray(get_op(op).compute(r, **dict(attrs)), np.float64)
+    return _quantize(f / np.float64(s_out), z_out, rounding)
+
+
 def _quantize_op(node, args, rounding):
     p = node.attrs
     s = np.asarray(p["scale"], np.float64)
@@ -138,7 +151,7 @@ def _dequantize(node, args, rounding):
 
 REAL_RULES = {
     "qnn.requantize": _requantize, "qnn.add": _binary, "qnn.mul": _binary, "qnn.softmax": _softmax,
-    "qnn.avg_pool2d": _avg_pool, "qnn.layer_norm": _layer_norm, "qnn.quantize": _quantize_op,
+    "qnn.avg_pool2d": _avg_pool, "qnn.layer_norm": _layer_norm, "qnn.lut": _lut, "qnn.quantize": _quantize_op,
     "qnn.dequantize": _dequantize,
 }
 

@@ -154,14 +154,16 @@ class QMul(OpDef):
 @register_op
 class LUT(OpDef):
     """y = table[x + 128]: any int8 → int8 unary function (sigmoid, tanh, hard-swish ...) as a
-    256-entry table computed at compile time (TFLM LOGISTIC/TANH match a float-computed LUT)."""
+    256-entry table computed at compile time (TFLM LOGISTIC/TANH match a float-computed LUT).
+    ``real_fn`` (float op name, its attrs as sorted (key, value) pairs, s_in, z_in, s_out, z_out), or
+    None, is for the real-arithmetic oracle only: y = quantize(f(dequantize(x))); the C ignores it."""
     name, c_expr, pattern, num_inputs = "qnn.lut", "lut", OpPattern.ELEMWISE, 1
-    attrs = {"table": None}
+    attrs = {"table": None, "real_fn": None}
 
     def infer(self, args, attrs):
         return args[0]
 
-    def compute(self, x, table):
+    def compute(self, x, table, real_fn=None):
         return np.asarray(table, np.int8)[x.astype(np.int64) + 128]
 
 

@@ -359,7 +359,8 @@ def _lut_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
     real = (np.arange(-128, 128, dtype=np.float64) - z) * s
     f = get_op(y.op).compute(real.astype(np.float32), **y.attrs).astype(np.float64)
     table = quant.saturate(quant.round_half_away(f / s_out) + z_out)
-    return call("qnn.lut", x, table=table, span=y.span)
+    return call("qnn.lut", x, table=table, span=y.span,
+                real_fn=(y.op, tuple(sorted(y.attrs.items())), s, z, float(s_out), int(z_out)))
 
 
 REWRITE_RULES = {

@@ -79,3 +79,15 @@ def test_interior_stage_uses_the_fixed_point_value_and_is_checked():
 def test_a_requantize_without_its_real_multiplier_cannot_be_checked():
     with pytest.raises(MissingRealFacts, match="real_multiplier"):
         evaluate_real(conv_kernel(0.1, with_fact=False), [X], "half_even")
+
+
+def test_a_lut_is_checked_against_its_float_function_not_its_table():
+    """A sigmoid table (input scale 0.1, output 1/256, −128) off by 2 everywhere: the real value is
+    round(256·sigmoid(0.1·x)) − 128: 0 at x = 0, 127 (saturated from 128) at 127, −128 at −128,
+    and the table's stage is 2 LSB from it."""
+    x = Var("x", TensorType((3,), "int8"))
+    q = np.arange(-128, 128)
+    table = np.clip(np.rint(256 / (1 + np.exp(-0.1 * q))) - 128 + 2, -128, 127).astype(np.int8)
+    lut = call("qnn.lut", x, table=table, real_fn=("sigmoid", (), 0.1, 0, 1 / 256, -128))
+    got, interior = evaluate_real(Function((x,), lut), [np.array([0, 127, -128], np.int8)], "half_away")
+    assert got.tolist() == [0, 127, -128] and interior == 2
