@@ -237,13 +237,14 @@ def cmd_run(args) -> int:
     result = _compile(args)
     inputs = load_inputs(args.input, result.inputs, args.seed)
     outs, board = _build_and_run(result, target, inputs, args.keep)
-    verdict, lines = compare(args.model, result, inputs, outs, args.rounding, args.tflite_ref)
+    host = result if target.is_host or not (args.per_layer or is_quantized(result)) else \
+        _compile(argparse.Namespace(**{**vars(args), "target": "host"}))   # traced builds run on the host
+    verdict, lines = compare(args.model, result, inputs, outs, args.rounding, args.tflite_ref, host)
     summary = {"model": result.name, "target": args.target, "board": board, "tinyfuse_version": __version__,
                "kernels": len(result.steps), "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes,
                "weights_bytes": result.weights_bytes, "macs": result.macs, **verdict}
     status = EXIT_OK if summary["outputs_match"] else EXIT_MISMATCH
     if args.per_layer:   # traced on the host: a target build is re-lowered for the host's kernels
-        host = result if target.is_host else _compile(argparse.Namespace(**{**vars(args), "target": "host"}))
         lines += ([] if target.is_host else [f"per-layer trace of the host build (kernels of {args.target} "
                                               "are checked end to end above)"]) + per_layer_lines(host, inputs)
     if args.json:

@@ -35,6 +35,12 @@ def quantize_f32(value: float, scale: float, zero_point: int) -> int:
     return zero_point + round_away(float(F32(value) / F32(scale)))
 
 
+def real_q(q) -> tuple[float, int]:
+    """(scale as TFLM stores it, in float32 widened to float64, zero point): the real facts of a
+    tensor's quantization for the real-arithmetic oracle (qnn.lut ``real_fn``)."""
+    return float(F32(q[0])), int(q[1])
+
+
 def activation_range(act: str, scale: float, zero_point: int) -> tuple[int, int]:
     """[act_min, act_max] of a fused activation on an int8 output (CalculateActivationRangeQuantized)."""
     lo_real, hi_real = ACTIVATION_BOUNDS[act]
@@ -49,7 +55,7 @@ def requantize(x: Expr, real: float, zp_in: int, zp_out: int, span: str = "") ->
         return x
     m, sh = quant.quantize_multiplier(real)
     return call("qnn.requantize", x, Constant(np.array(m, np.int32)), Constant(np.array(sh, np.int32)),
-                input_zero_point=zp_in, output_zero_point=zp_out, span=span)
+                input_zero_point=zp_in, output_zero_point=zp_out, span=span, real_multiplier=(float(real),))
 
 
 # ----------------------------------------------------------------------------------------- SUB
@@ -78,7 +84,7 @@ def sub_as_add(a_q, b_q, out_q) -> dict:
     if not np.array_equal(quant.saturate(got), quant.saturate(want)):
         raise ValueError("int8 SUB with these scales has no exact tinyfuse kernel (a rounding tie of the "
                          "negated multiplier differs from TFLM)")
-    return params
+    return {**params, "real_scales": (float(F32(a_q[0])), -float(F32(b_q[0])), float(F32(out_q[0])))}
 
 
 # ----------------------------------------------------------------------------------------- HARD_SWISH
@@ -183,11 +189,13 @@ def mean(x: Expr, axes: tuple[int, ...], in_q, out_q, span: str = "") -> Expr:
     c = xn.ty.shape[1]
     ones = Constant(np.ones((c, 1, kh, kw), np.int8), f"{span}_ones")
     acc = call("qnn.conv2d", xn, ones, strides=(kh, kw), groups=c, input_zero_point=int(in_q[1]), span=span)
-    m, shift = quant.quantize_multiplier(float(np.float64(F32(in_q[0])) / np.float64(F32(out_q[0]))))
+    real = float(np.float64(F32(in_q[0])) / np.float64(F32(out_q[0])))
+    m, shift = quant.quantize_multiplier(real)
     s = min(n.bit_length() - 1, 32, 31 + shift)
     m, shift = (m << s) // n, shift - s
     if not 0 <= m < 2 ** 31:
         raise TinyfuseError(f"{span}: MEAN multiplier out of range")
     y = call("qnn.requantize", acc, Constant(np.full((1, c, 1, 1), m, np.int32)),
-             Constant(np.full((1, c, 1, 1), shift, np.int32)), output_zero_point=int(out_q[1]), span=span)
+             Constant(np.full((1, c, 1, 1), shift, np.int32)), output_zero_point=int(out_q[1]), span=span,
+             real_multiplier=(real / n,) * c)
     return call("transpose", y, axes=(0, 2, 3, 1), span=span)      # [N, C, oh, ow] → [N, oh, ow, C]

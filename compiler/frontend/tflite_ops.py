@@ -260,7 +260,8 @@ def convert_hard_swish(g: Graph, op: Op):
         table = i8.hard_swish_table(x.q, out.q)
     except ValueError as e:
         raise op.error(str(e)) from None
-    return call("qnn.lut", g.value(x), table=table, span=op.span)
+    return call("qnn.lut", g.value(x), table=table, span=op.span,
+                real_fn=("hard_swish", (), *i8.real_q(x.q), *i8.real_q(out.q)))
 
 
 @converter("LEAKY_RELU", max_version=2)
@@ -269,7 +270,8 @@ def convert_leaky_relu(g: Graph, op: Op):
     alpha = float(op.opt("alpha", 0.2))
     if not is_int8(out):
         return call("nn.leaky_relu", g.value(x), alpha=alpha, span=op.span)
-    return call("qnn.lut", g.value(x), table=i8.leaky_relu_table(x.q, out.q, alpha), span=op.span)
+    return call("qnn.lut", g.value(x), table=i8.leaky_relu_table(x.q, out.q, alpha), span=op.span,
+                real_fn=("nn.leaky_relu", (("alpha", alpha),), *i8.real_q(x.q), *i8.real_q(out.q)))
 
 
 @converter("SOFTMAX", max_version=3)

@@ -1,12 +1,15 @@
 """``tinyfuse run``'s verdict: the generated C's outputs against the oracles (harness/oracles.py).
 
 - Float outputs match when ``max |C - oracle| <= 1e-4 * max |oracle|``.
-- Int8 models match when every output equals tinyfuse's fixed-point numpy reference (the exact
-  oracle of the integer arithmetic, docs QUANT.md) and, when TFLite Micro ran, TFLM's outputs too;
-  the difference from onnxruntime (which requantizes in float) is shown in output LSBs.
+- Int8 models match when every int8 kernel of the C run is within 1 LSB of the real arithmetic of the
+  ops it fuses, on its own inputs from the run (harness/real_oracle.py, an oracle independent of
+  tinyfuse's fixed-point arithmetic), and, when TFLite Micro ran (a .tflite model, ``--tflite-ref``),
+  the outputs equal TFLM's. Equality with tinyfuse's fixed-point numpy reference is reported as extra
+  information, never the verdict alone. The difference from onnxruntime (which requantizes in
+  float) is shown as an LSB histogram after quantizing both outputs with the output's scale.
 - When the model's oracle cannot run, the line saying why replaces its figures and the comparison is
-  with the numpy reference alone. A float .tflite that TFLM refuses is compared with LiteRT (the
-  ``oracle`` key says which ran; one line says why TFLM did not).
+  with the numpy reference alone (and, for int8, the per-kernel real-arithmetic oracle). A float .tflite
+  that TFLM refuses is compared with LiteRT (the ``oracle`` key says which ran; one line says why TFLM did not).
 
 :func:`compare` returns the same keys for every model (None where a figure does not apply), so
 ``run --json`` is a stable contract.
@@ -36,20 +39,37 @@ def max_abs_diff(outs, refs) -> tuple[float, float]:
     return diff, ref_max
 
 
-def output_lsb(result, index: int) -> float:
-    """Size of one output LSB: 1 for integer outputs, the scale of a final dequantize for float ones
-    (NaN when the output is not a per-tensor dequantize)."""
+def output_quant(result, index: int) -> tuple[float, int] | None:
+    """(scale, zero_point) of output ``index``: (1, 0) for integer outputs; for a float output the
+    model's own output quantization (``io_quant``) or the per-tensor qnn.dequantize that produces it
+    (through views and the kernel's group); None when the output is not a dequantized int8 tensor."""
     from ..ir import Call, Function
     if not result.outputs[index].dtype.startswith("float"):
-        return 1.0
+        return 1.0, 0
+    outs = result.module.io_quant[1] if len(result.module.io_quant) > 1 else ()
+    q = outs[index] if index < len(outs) else None
+    if q is not None and q.per_tensor:
+        return float(q.scale[0]), int(q.zero_point[0])
     e = result.module.main.outputs[index]
-    while isinstance(e, Call) and e.op == "reshape":
-        e = e.args[0]
-    if isinstance(e, Call) and isinstance(e.op, Function):
-        body = e.op.body
-        if isinstance(body, Call) and body.op == "qnn.dequantize" and np.ndim(body.attrs["scale"]) == 0:
-            return float(body.attrs["scale"])
-    return float("nan")
+    while isinstance(e, Call):
+        if isinstance(e.op, Function):
+            e = e.op.body
+        elif e.op == "qnn.dequantize":
+            if np.size(e.attrs["scale"]) != 1 or np.size(e.attrs["zero_point"]) != 1:
+                return None
+            return float(np.asarray(e.attrs["scale"]).reshape(())), int(np.asarray(e.attrs["zero_point"]).reshape(()))
+        elif e.op in ("reshape", "transpose", "squeeze", "expand_dims", "copy") and e.args:
+            e = e.args[0]
+        else:
+            return None
+    return None
+
+
+def output_lsb(result, index: int) -> float:
+    """Size of one output LSB: 1 for integer outputs, the output's scale for dequantized float ones
+    (:func:`output_quant`; NaN when the output has no per-tensor scale)."""
+    q = output_quant(result, index)
+    return float("nan") if q is None else q[0]
 
 
 def count_equal(outs, refs) -> int:
@@ -59,14 +79,22 @@ def count_equal(outs, refs) -> int:
                for o, r in zip(outs, refs))
 
 
-def lsb_histogram(result, outs, refs) -> tuple[Counter, int]:
-    """{|difference| in output LSBs: count} and its maximum."""
-    hist, max_lsb = Counter(), 0
+def lsb_histogram(result, outs, refs) -> tuple[Counter, int | None]:
+    """{|difference| in output LSBs: count} and its maximum. Float outputs of an int8 model are
+    quantized with the output's (scale, zero point) first, both the C's and the oracle's
+    (``round(y / scale) + zero_point``, saturated): the C's dequantized int8 values come back exactly.
+    The maximum is None when no output has a scale (then the histogram is empty)."""
+    hist, max_lsb = Counter(), None
     for i, (o, r) in enumerate(zip(outs, refs)):
-        lsb = np.rint(np.abs(o.astype(np.float64) - r.astype(np.float64)) / output_lsb(result, i))
-        if np.all(np.isfinite(lsb)):
-            hist.update(lsb.astype(int).reshape(-1).tolist())
-            max_lsb = max(max_lsb, int(lsb.max()) if lsb.size else 0)
+        q = output_quant(result, i)
+        if q is None:
+            continue
+        scale, zp = q
+        qo, qr = (np.clip(np.rint(np.asarray(v, np.float64) / scale) + zp, -2 ** 31, 2 ** 31 - 1).astype(np.int64)
+                  for v in (o, r))
+        lsb = np.abs(qo - qr).reshape(-1)
+        hist.update(lsb.tolist())
+        max_lsb = max(max_lsb or 0, int(lsb.max()) if lsb.size else 0)
     return hist, max_lsb
 
 
@@ -99,8 +127,9 @@ def _int8(result, inputs, outs, refs, oracle: str, rounding: str, tflite_ref) ->
     if refs is not None:
         hist, q["max_lsb_diff"] = lsb_histogram(result, outs, refs)
         requant = "float requantization" if oracle != TFLM else "integer requantization"
-        lines.append(f"LSB difference vs {oracle} ({requant}): "
-                     + ", ".join(f"{k} LSB: {v}" for k, v in sorted(hist.items())))
+        how = ", ".join(f"{k} LSB: {v}" for k, v in sorted(hist.items())) if hist else \
+            "no output is a dequantized int8 tensor; compared in float above"
+        lines.append(f"LSB difference vs {oracle} ({requant}, both quantized with the output's scale): {how}")
     want, q["tflm_error"], path = _tflm(tflite_ref, result, inputs, oracle, refs)
     if want is not None:
         same = sum(int(np.sum(o.reshape(-1) == w.reshape(-1))) for o, w in zip(outs, want))
@@ -111,12 +140,39 @@ def _int8(result, inputs, outs, refs, oracle: str, rounding: str, tflite_ref) ->
     return q, lines
 
 
-def compare(model_path, result, inputs, outs, rounding: str = "double", tflite_ref=None) -> tuple[dict, list[str]]:
+REAL_KEYS = ("real_oracle_holds", "real_kernels_checked", "real_lsb0", "real_lsb1", "real_kernels_over",
+             "real_kernels_unchecked", "real_max_lsb")
+
+
+def real_oracle_figures(report) -> dict:
+    """The ``run --json`` keys of the per-kernel real-arithmetic oracle (None for a float model)."""
+    if report is None:
+        return dict.fromkeys(REAL_KEYS)
+    s = report.summary()
+    return {"real_oracle_holds": report.holds, "real_kernels_checked": s["checked"], "real_lsb0": s["lsb0"],
+            "real_lsb1": s["lsb1"], "real_kernels_over": s["over"], "real_kernels_unchecked": s["unchecked"],
+            "real_max_lsb": s["max_lsb"]}
+
+
+def run_real_oracle(model_path, host_result, inputs):
+    """The per-kernel real-arithmetic oracle (harness/real_oracle.py) on the host build of the model."""
+    import tempfile
+
+    from .real_oracle import check_kernels, model_rounding
+    with tempfile.TemporaryDirectory(prefix="tinyfuse_real_") as tmp:
+        return check_kernels(host_result, inputs, tmp, model_rounding(model_path))
+
+
+def compare(model_path, result, inputs, outs, rounding: str = "double", tflite_ref=None,
+            host_result=None) -> tuple[dict, list[str]]:
     """The verdict of ``run``: (summary figures, report lines). See the module doc for the rules.
+    ``host_result``: the host build whose kernels the per-kernel oracle traces (default ``result``,
+    which must then be a host build).
 
     Keys: oracle, oracle_error, compared_with, max_abs_diff, max_abs_ref, quantized, ref_exact,
-    max_lsb_diff, tflm_exact, tflm_error, outputs_match.
+    max_lsb_diff, tflm_exact, tflm_error, REAL_KEYS, outputs_match.
     """
+    from .real_oracle import report_lines
     oracle, refs, error, passed_over = _oracle(model_path, result, inputs)
     lines = [] if error is None else [f"{oracle} cannot run the model ({error}); comparing with tinyfuse's "
                                       "numpy reference only"]
@@ -129,11 +185,14 @@ def compare(model_path, result, inputs, outs, rounding: str = "double", tflite_r
     s = {"oracle": oracle, "oracle_error": error, "compared_with": oracle if refs is not None else "numpy reference",
          "max_abs_diff": diff, "max_abs_ref": ref_max, "quantized": is_quantized(result),
          "ref_exact": None, "max_lsb_diff": None, "tflm_exact": None, "tflm_error": None}
+    real = None
     if s["quantized"]:
         q, qlines = _int8(result, inputs, outs, refs, oracle, rounding, tflite_ref)
         s.update(q)
-        lines += qlines
-        match = q["ref_exact"] and q["tflm_exact"] is not False
+        real = run_real_oracle(model_path, host_result or result, inputs)
+        lines += qlines + report_lines(real, "" if host_result is None or host_result is result else "host build")
+        match = real.holds and q["tflm_exact"] is not False
+    s.update(real_oracle_figures(real))
     s["outputs_match"] = bool(match)
     return s, lines
 
@@ -144,8 +203,9 @@ def verdict_line(s: dict) -> str:
         who = s["compared_with"]
         return (f"max |tinyfuse - {who}| = {s['max_abs_diff']:.3g}  (max |{who}| = {s['max_abs_ref']:.3g}, "
                 f"tolerance 1e-4 x that: {'match' if s['outputs_match'] else 'MISMATCH'})")
-    return (f"int8 verdict: {'match' if s['outputs_match'] else 'MISMATCH'} (exact vs the fixed-point reference"
-            f"{' and TFLite Micro' if s['tflm_exact'] is not None else ''})")
+    return (f"int8 verdict: {'match' if s['outputs_match'] else 'MISMATCH'} (every int8 kernel within 1 LSB of "
+            f"real arithmetic{' and the outputs equal to TFLite Micro' if s['tflm_exact'] is not None else ''}; "
+            f"the fixed-point reference {'equal' if s['ref_exact'] else 'DIFFERS'})")
 
 
 def top_classes(o: np.ndarray, k: int = 5) -> list[int]:

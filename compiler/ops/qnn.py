@@ -98,16 +98,22 @@ class QMatMul(OpDef):
 @register_op
 class Requantize(OpDef):
     """y = saturate(MBQM(x − input_zero_point, multiplier, shift) + output_zero_point): multiplier
-    (Q31) and shift are int32 tensors broadcast against x (per-channel or per-tensor)."""
+    (Q31) and shift are int32 tensors broadcast against x (per-channel or per-tensor).
+
+    ``real_multiplier`` (tuple of float64, one per element of ``multiplier``, or None) is the real
+    value M the Q31 pair encodes (e.g. s_x·s_w[c]/s_out): the C ignores it; the independent real-
+    arithmetic oracle (harness/real_oracle.py) computes round((x − zp_in)·M) + zp_out with it."""
     name, c_expr, pattern, num_inputs = "qnn.requantize", "requantize", OpPattern.BROADCAST, 3
     cost_feature, cost_family = True, "elemwise"
-    attrs = {"input_zero_point": 0, "output_zero_point": 0, "rounding": "double", "out_dtype": "int8"}
+    attrs = {"input_zero_point": 0, "output_zero_point": 0, "rounding": "double", "out_dtype": "int8",
+             "real_multiplier": None}
 
     def infer(self, args, attrs):
         t = broadcast_type(args, self.name)
         return TensorType(t.shape, attrs["out_dtype"])
 
-    def compute(self, x, multiplier, shift, input_zero_point, output_zero_point, rounding, out_dtype):
+    def compute(self, x, multiplier, shift, input_zero_point, output_zero_point, rounding, out_dtype,
+                real_multiplier=None):
         y = quant.requantize(x.astype(np.int64) - input_zero_point, multiplier, shift, rounding)
         return quant.saturate(y + output_zero_point, out_dtype)
 
@@ -115,43 +121,49 @@ class Requantize(OpDef):
 @register_op
 class QAdd(OpDef):
     """TFLite reference int8 ADD (QUANT.md): both inputs rescaled to 2·max(s1, s2) with 20 bits of
-    headroom, summed, requantized once. Parameters from ``quant.add_params``."""
+    headroom, summed, requantized once. Parameters from ``quant.add_params``. ``real_scales``
+    (s_a, s_b, s_out) as float64, or None, is for the real-arithmetic oracle only (a SUB has −s_b):
+    real y = (a − za)·s_a + (b − zb)·s_b; the C ignores it."""
     name, c_expr, pattern, num_inputs = "qnn.add", "qadd", OpPattern.BROADCAST, 2
     cost_feature, cost_family = True, "elemwise"
     attrs = {"a_zero_point": 0, "b_zero_point": 0, "out_zero_point": 0,
-             "m1": 0, "sh1": 0, "m2": 0, "sh2": 0, "mo": 0, "sho": 0}
+             "m1": 0, "sh1": 0, "m2": 0, "sh2": 0, "mo": 0, "sho": 0, "real_scales": None}
 
     def infer(self, args, attrs):
         return broadcast_type(args, self.name)
 
-    def compute(self, a, b, a_zero_point, b_zero_point, out_zero_point, **p):
+    def compute(self, a, b, a_zero_point, b_zero_point, out_zero_point, real_scales=None, **p):
         return quant.saturate(quant.qadd(a, a_zero_point, b, b_zero_point, out_zero_point, p))
 
 
 @register_op
 class QMul(OpDef):
-    """TFLite reference int8 MUL: MBQM((a − za)(b − zb), s_a·s_b/s_out) + z_out."""
+    """TFLite reference int8 MUL: MBQM((a − za)(b − zb), s_a·s_b/s_out) + z_out. ``real_scales``
+    (s_a, s_b, s_out) as float64, or None, is for the real-arithmetic oracle only; the C ignores it."""
     name, c_expr, pattern, num_inputs = "qnn.mul", "qmul", OpPattern.BROADCAST, 2
-    attrs = {"a_zero_point": 0, "b_zero_point": 0, "out_zero_point": 0, "multiplier": 0, "shift": 0}
+    attrs = {"a_zero_point": 0, "b_zero_point": 0, "out_zero_point": 0, "multiplier": 0, "shift": 0,
+             "real_scales": None}
 
     def infer(self, args, attrs):
         return broadcast_type(args, self.name)
 
-    def compute(self, a, b, a_zero_point, b_zero_point, out_zero_point, multiplier, shift):
+    def compute(self, a, b, a_zero_point, b_zero_point, out_zero_point, multiplier, shift, real_scales=None):
         return quant.saturate(quant.qmul(a, a_zero_point, b, b_zero_point, out_zero_point, multiplier, shift))
 
 
 @register_op
 class LUT(OpDef):
     """y = table[x + 128]: any int8 → int8 unary function (sigmoid, tanh, hard-swish ...) as a
-    256-entry table computed at compile time (TFLM LOGISTIC/TANH match a float-computed LUT)."""
+    256-entry table computed at compile time (TFLM LOGISTIC/TANH match a float-computed LUT).
+    ``real_fn`` (float op name, its attrs as sorted (key, value) pairs, s_in, z_in, s_out, z_out), or
+    None, is for the real-arithmetic oracle only: y = quantize(f(dequantize(x))); the C ignores it."""
     name, c_expr, pattern, num_inputs = "qnn.lut", "lut", OpPattern.ELEMWISE, 1
-    attrs = {"table": None}
+    attrs = {"table": None, "real_fn": None}
 
     def infer(self, args, attrs):
         return args[0]
 
-    def compute(self, x, table):
+    def compute(self, x, table, real_fn=None):
         return np.asarray(table, np.int8)[x.astype(np.int64) + 128]
 
 

@@ -91,12 +91,18 @@ def _clamp(y: Expr, acts: list[Call], scale: float, zp: int) -> Expr:
     return call("clip", y, a_min=lo, a_max=hi) if (lo, hi) != (-128, 127) else y
 
 
+def real_facts(real) -> tuple[float, ...]:
+    """A real multiplier (scalar or per-channel array) as the tuple of float64 the IR carries for the
+    real-arithmetic oracle (attribute ``real_multiplier`` of qnn.requantize; the C ignores it)."""
+    return tuple(float(v) for v in np.asarray(real, np.float64).reshape(-1))
+
+
 def _requantize(x: Expr, real, zp_in: int, zp_out: int, rounding: str, shape=None) -> Expr:
     m, sh = quant.quantize_multipliers(np.asarray(real, np.float64))
     if shape is not None:
         m, sh = m.reshape(shape), sh.reshape(shape)
     return call("qnn.requantize", x, Constant(m), Constant(sh), input_zero_point=zp_in,
-                output_zero_point=zp_out, rounding=rounding)
+                output_zero_point=zp_out, rounding=rounding, real_multiplier=real_facts(real))
 
 
 def _same_q(a, b) -> bool:
@@ -142,10 +148,11 @@ class _Legalizer:
         s, z = _scalar(y.attrs["scale"]), _scalar(y.attrs["zero_point"])
         if s is None or z is None:
             return None
-        m, sh = quant.quantize_multiplier(float(np.float32(s)) / float(np.float32(s_out)))
+        real = float(np.float32(s)) / float(np.float32(s_out))
+        m, sh = quant.quantize_multiplier(real)
         return call("qnn.requantize", y.args[0], Constant(np.array(m, np.int32)), Constant(np.array(sh, np.int32)),
                     input_zero_point=int(z), output_zero_point=int(z_out), rounding=self.rounding,
-                    out_dtype=q.attrs["out_dtype"])
+                    out_dtype=q.attrs["out_dtype"], real_multiplier=real_facts(real))
 
     def rewrite_op(self, y: Expr, s_out: float, z_out: int):
         """The int8 form of the float op ``y`` whose output is quantized to (s_out, z_out), by its
@@ -217,12 +224,14 @@ class _Legalizer:
                     t = (Constant(c[0]), float(c[1][0]), 0)
             ops.append(t)
         (a, sa, za), (b, sb, zb) = ops
+        real = real_facts((sa, sb, s_out))
         if y.op == "add":
             p = quant.add_params(sa, sb, s_out)
-            return call("qnn.add", a, b, a_zero_point=za, b_zero_point=zb, out_zero_point=z_out, span=y.span, **p)
+            return call("qnn.add", a, b, a_zero_point=za, b_zero_point=zb, out_zero_point=z_out, span=y.span,
+                        real_scales=real, **p)
         m, sh = quant.quantize_multiplier(np.float64(sa) * np.float64(sb) / s_out)
         return call("qnn.mul", a, b, a_zero_point=za, b_zero_point=zb, out_zero_point=z_out, multiplier=m,
-                    shift=sh, span=y.span)
+                    shift=sh, span=y.span, real_scales=real)
 
 
     def batch_matmul(self, y: Call, s_out: float, z_out: int):
@@ -351,7 +360,8 @@ def _lut_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
     real = (np.arange(-128, 128, dtype=np.float64) - z) * s
     f = get_op(y.op).compute(real.astype(np.float32), **y.attrs).astype(np.float64)
     table = quant.saturate(quant.round_half_away(f / s_out) + z_out)
-    return call("qnn.lut", x, table=table, span=y.span)
+    return call("qnn.lut", x, table=table, span=y.span,
+                real_fn=(y.op, tuple(sorted(y.attrs.items())), s, z, float(s_out), int(z_out)))
 
 
 def _resize_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
