@@ -138,4 +138,4 @@ def convert_prelu(g: Graph, op: Op):
         raise op.error(f"alpha '{alpha.name}' {alpha} must be int8 quantized per tensor")
     return call("qnn.prelu", g.value(x), Constant(np.ascontiguousarray(a, np.int8)), input_zero_point=x.q[1],
                 alpha_zero_point=alpha.q[1], output_zero_point=out.q[1], span=op.span,
-                **prelu_params(x.q[0], alpha.q[0], out.q[0]))
+                real_scales=(float(x.q[0]), float(alpha.q[0]), float(out.q[0])), **prelu_params(x.q[0], alpha.q[0], out.q[0]))

@@ -149,10 +149,22 @@ def _dequantize(node, args, rounding):
     return (q - z) * s
 
 
+def _prelu(node, args, rounding):
+    """y = x for x ≥ 0, α·x below, on the dequantized x and α (PRELU), quantized with the output's scale."""
+    facts = node.attrs.get("real_scales")
+    if facts is None:
+        raise MissingRealFacts(f"qnn.prelu '{node.span}' has no real_scales")
+    s_x, s_a, s_out = (np.float64(v) for v in facts)
+    p = node.attrs
+    x = (args[0].astype(np.int64) - p["input_zero_point"]) * s_x
+    a = (args[1].astype(np.int64) - p["alpha_zero_point"]) * s_a
+    return _quantize(np.where(x >= 0, x, x * a) / s_out, p["output_zero_point"], rounding)
+
+
 REAL_RULES = {
     "qnn.requantize": _requantize, "qnn.add": _binary, "qnn.mul": _binary, "qnn.softmax": _softmax,
     "qnn.avg_pool2d": _avg_pool, "qnn.layer_norm": _layer_norm, "qnn.lut": _lut, "qnn.quantize": _quantize_op,
-    "qnn.dequantize": _dequantize,
+    "qnn.dequantize": _dequantize, "qnn.prelu": _prelu,
 }
 
 
@@ -199,8 +211,21 @@ def evaluate_real(fn: Function, inputs: list[np.ndarray], rounding: str, fixed: 
                 rv[id(node)] = REAL_RULES[node.op](node, args, rounding)
                 interior = max(interior, _interior_lsb(node, fx[id(node)], rv[id(node)]))
             else:
+                _require_exact(node, opdef)
                 rv[id(node)] = opdef.compute(*(rv[id(a)] for a in node.args), **node.attrs)
     return rv[id(fn.body)], interior
+
+
+# ops outside REAL_RULES whose int8 result its numpy compute gives exactly (no rounding): data movement,
+# clamps, and the horizontal container (its members are evaluated by their own ops' computes)
+def _require_exact(node, opdef) -> None:
+    """MissingRealFacts for an op with an int8/uint8 result that rounds and has no real rule: its
+    fixed-point ``compute`` would otherwise stand in for real arithmetic."""
+    if str(node.ty.dtype) not in INT_DTYPES or node.op == "horizontal":
+        return
+    if opdef.moves_data or opdef.is_view or opdef.clamps:
+        return
+    raise MissingRealFacts(f"{node.op} '{node.span}' has an int8 result and no real-arithmetic rule")
 
 
 def _evaluate_fixed(fn: Function, inputs: list) -> np.ndarray:

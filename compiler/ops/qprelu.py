@@ -26,7 +26,9 @@ def prelu_params(s_x: float, s_alpha: float, s_y: float) -> dict:
 @register_op
 class QPRelu(OpDef):
     name, c_expr, pattern, num_inputs = "qnn.prelu", "qprelu", OpPattern.BROADCAST, 2
-    attrs = {"input_zero_point": 0, "alpha_zero_point": 0, "output_zero_point": 0, "m1": 0, "sh1": 0, "m2": 0, "sh2": 0}
+    # real_scales (s_x, s_alpha, s_out): the real-arithmetic facts of harness/real_oracle.py (not emitted)
+    attrs = {"input_zero_point": 0, "alpha_zero_point": 0, "output_zero_point": 0, "m1": 0, "sh1": 0, "m2": 0, "sh2": 0,
+             "real_scales": None}
 
     def infer(self, args, attrs):
         t = broadcast_type(args, self.name)
@@ -34,7 +36,8 @@ class QPRelu(OpDef):
             raise TinyfuseError(f"qnn.prelu: alpha {list(args[1].shape)} must broadcast to int8 x {list(args[0].shape)}")
         return t
 
-    def compute(self, x, alpha, input_zero_point, alpha_zero_point, output_zero_point, m1, sh1, m2, sh2):
+    def compute(self, x, alpha, input_zero_point, alpha_zero_point, output_zero_point, m1, sh1, m2, sh2,
+                real_scales=None):
         v = x.astype(np.int64) - input_zero_point
         neg = quant.mbqm(v * (alpha.astype(np.int64) - alpha_zero_point), m2, sh2)
         y = np.where(v >= 0, quant.mbqm(v, m1, sh1), neg)

@@ -26,4 +26,5 @@ def prelu_rule(lg, y: Call, s_out: float, z_out: int):
     if x is None or alpha is None:
         return None
     return call("qnn.prelu", x[0], alpha[0], input_zero_point=x[2], alpha_zero_point=alpha[2],
-                output_zero_point=z_out, span=y.span, **prelu_params(x[1], alpha[1], s_out))
+                output_zero_point=z_out, span=y.span, real_scales=(float(x[1]), float(alpha[1]), float(s_out)),
+                **prelu_params(x[1], alpha[1], s_out))

@@ -139,3 +139,19 @@ def test_saturating_multipliers_above_one_are_real_arithmetic(case, tmp_path):
     result = compile_model(model)
     report = check_kernels(result, [x], tmp_path, "half_even")
     assert report.holds and report.summary()["checked"] >= 1
+
+
+def test_int8_prelu_is_checked_by_real_arithmetic(tmp_path, capsys):
+    """qnn.prelu carries its real scales: the oracle checks it (not its fixed-point compute), and an int8
+    op without a real rule is never trusted (it would count as 'without real facts')."""
+    import json
+
+    from tests.builders import tflm_misc
+    from tinyfuse.cli import main
+    path = tmp_path / "prelu.tflite"
+    path.write_bytes(tflm_misc.prelu((1, 5, 5, 4), np.array([10, 20, -30, 50], np.int8), in_q=(0.05, 3),
+                                     alpha_q=(0.01, 0), out_q=(0.04, -2)))
+    assert main(["run", str(path), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["real_oracle_holds"] is True and got["real_kernels_checked"] == 1
+    assert got["real_kernels_unchecked"] == 0 and got["tflm_exact"] is True
