@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import TinyfuseError
+from .frontend.detect import model_format
 
 PROGRESS_MIN = 10         # a progress bar above this many samples
 
@@ -43,7 +44,7 @@ def load_samples(path: str | Path, infos) -> list[list[np.ndarray]]:
     p = Path(path)
     if not p.is_file():
         raise TinyfuseError(f"--inputs {path}: no such file")
-    data = np.load(p)
+    data = _load_array(p, "--inputs")
     if p.suffix == ".npy":
         if len(infos) != 1:
             raise TinyfuseError(f"--inputs {path}: a .npy holds one array but the model has {len(infos)} inputs")
@@ -59,6 +60,8 @@ def load_samples(path: str | Path, infos) -> list[list[np.ndarray]]:
             arrays.append(data[key])
     batched = [_batched(a, t, path) for a, t in zip(arrays, infos)]
     n = {len(b) for b in batched}
+    if n == {0}:
+        raise TinyfuseError(f"--inputs {path}: no samples")
     if len(n) != 1:
         raise TinyfuseError(f"--inputs {path}: the inputs hold different sample counts {sorted(n)}")
     return [[b[k] for b in batched] for k in range(n.pop())]
@@ -78,49 +81,33 @@ def load_labels(path: str | Path, n: int) -> np.ndarray:
     p = Path(path)
     if not p.is_file():
         raise TinyfuseError(f"--labels {path}: no such file")
-    y = np.load(p)
+    y = _load_array(p, "--labels")
+    if not hasattr(y, "dtype") or y.dtype.kind not in "iub" and not (y.dtype.kind == "f" and y.ndim == 2):
+        raise TinyfuseError(f"--labels {path}: class indices (integers) or one-hot rows expected")
     y = y.argmax(axis=-1) if y.ndim == 2 else y.reshape(-1)
     if len(y) != n:
         raise TinyfuseError(f"--labels {path}: {len(y)} labels for {n} samples")
     return y.astype(np.int64)
 
 
-def io_quantization(model_path: str | Path, n_inputs: int, n_outputs: int) -> tuple[list, list]:
-    """(inputs, outputs): per graph input/output (scale, zero_point) when it is int8/uint8 with one
-    scale, else None. TFLite: the tensors' quantization; ONNX: the DequantizeLinear reading a graph
-    input and the QuantizeLinear writing a graph output."""
-    if str(model_path).endswith(".tflite"):
-        import tflite_micro
-        it = tflite_micro.runtime.Interpreter.from_file(str(model_path), arena_size=1 << 22)
-        return _tflm_q(it.get_input_details, n_inputs), _tflm_q(it.get_output_details, n_outputs)
-    import onnx
-    from onnx import numpy_helper
-    g = onnx.load(str(model_path)).graph
-    inits = {i.name: numpy_helper.to_array(i) for i in g.initializer}
-    for n in g.node:
-        if n.op_type == "Constant":
-            inits[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
-
-    def q(node_type: str, tensor: str, pos: int):
-        for n in g.node:
-            io = n.input if pos == 0 else n.output
-            if n.op_type == node_type and io and io[0] == tensor and len(n.input) >= 3:
-                s, z = inits.get(n.input[1]), inits.get(n.input[2])
-                if s is not None and z is not None and np.size(s) == 1:
-                    return float(s), int(z)
-        return None
-    ins = [q("DequantizeLinear", i.name, 0) for i in g.input if i.name not in inits]
-    return ins, [q("QuantizeLinear", o.name, 1) for o in g.output]
+def _load_array(p: Path, option: str):
+    """np.load of an .npy/.npz the user gave; TinyfuseError (one line) when it is not one."""
+    try:
+        return np.load(p, allow_pickle=False)
+    except Exception as e:
+        raise TinyfuseError(f"{option} {p}: not a readable .npy/.npz file ({type(e).__name__})") from None
 
 
-def _tflm_q(details, n: int) -> list:
-    out = []
-    for i in range(n):
-        d = details(i)
-        qp = d["quantization_parameters"]
-        ok = np.dtype(d["dtype"]).kind in "iu" and len(qp["scales"]) == 1
-        out.append((float(qp["scales"][0]), int(qp["zero_points"][0])) if ok else None)
-    return out
+def io_quantization(result) -> tuple[list, list]:
+    """(inputs, outputs): per model input/output of the compiled ``result``, (scale, zero_point) when it
+    is int8/uint8 quantized per tensor, else None: the frontend's reading of the model (passes/io_quant.py,
+    the same figures the header and metadata.json carry), whatever the exporter put between the graph
+    input and its first DequantizeLinear."""
+    ins, outs = result.module.io_quant or ((None,) * len(result.inputs), (None,) * len(result.outputs))
+
+    def pair(q):
+        return (float(q.scale[0]), int(q.zero_point[0])) if q is not None and len(q.scale) == 1 else None
+    return [pair(q) for q in ins], [pair(q) for q in outs]
 
 
 class Reference:
@@ -128,22 +115,37 @@ class Reference:
 
     def __init__(self, model_path: str | Path, n_outputs: int):
         self.path, self.n_outputs = str(model_path), n_outputs
-        if self.path.endswith(".tflite"):
+        if model_format(self.path) == "tflite":
             try:
                 import tflite_micro
             except ImportError:
-                raise TinyfuseError("a .tflite reference needs the tflite-micro package") from None
+                raise TinyfuseError("a .tflite reference needs TFLite Micro: pip install 'tinyfuse[tflm]'") from None
             self.name = "TFLite Micro"
-            self._tflm = tflite_micro.runtime.Interpreter.from_file(self.path, arena_size=1 << 22)
+            try:
+                self._tflm = tflite_micro.runtime.Interpreter.from_file(self.path, arena_size=1 << 22)
+            except Exception as e:
+                raise TinyfuseError(f"{self.path}: TFLite Micro cannot load it ({_first_line(e)})") from None
         else:
             import onnxruntime as ort
             so = ort.SessionOptions()
             so.log_severity_level = 3
             self.name = "onnxruntime"
-            self._ort = ort.InferenceSession(self.path, so, providers=["CPUExecutionProvider"])
+            try:
+                self._ort = ort.InferenceSession(self.path, so, providers=["CPUExecutionProvider"])
+            except Exception as e:
+                raise TinyfuseError(f"{self.path}: onnxruntime cannot load it ({_first_line(e)})") from None
             self._inputs = self._ort.get_inputs()
 
     def __call__(self, xs: list[np.ndarray]) -> list[np.ndarray]:
+        """The reference's outputs for one sample; TinyfuseError when the sample does not fit its inputs
+        (e.g. a --float-model of another network)."""
+        try:
+            return self._run(xs)
+        except Exception as e:
+            raise TinyfuseError(f"{self.name} cannot run {self.path} on the samples ({_first_line(e)}): is it "
+                                "the same network as the model?") from None
+
+    def _run(self, xs: list[np.ndarray]) -> list[np.ndarray]:
         if hasattr(self, "_tflm"):
             for i, x in enumerate(xs):
                 self._tflm.set_input(x, i)
@@ -152,6 +154,11 @@ class Reference:
         feeds = {t.name: np.asarray(x).astype(_ORT_DTYPES.get(t.type, x.dtype)).reshape(
             [d if isinstance(d, int) else 1 for d in t.shape]) for t, x in zip(self._inputs, xs)}
         return self._ort.run(None, feeds)
+
+
+def _first_line(e: BaseException, limit: int = 160) -> str:
+    lines = str(e).strip().splitlines()
+    return lines[0][:limit] if lines else type(e).__name__
 
 
 _ORT_DTYPES = {"tensor(float)": np.float32, "tensor(int8)": np.int8, "tensor(uint8)": np.uint8,
@@ -231,7 +238,7 @@ def validate(model: str | Path, inputs: str | Path, labels: str | Path | None = 
     samples = load_samples(inputs, result.inputs)
     ref_path = float_model or model
     ref = Reference(ref_path, len(result.outputs))
-    qin, qout = io_quantization(model, len(result.inputs), len(result.outputs))
+    qin, qout = io_quantization(result)
     ours_in, ref_in = _prepare(samples, result.inputs, qin, float_model is not None, inputs)
     y = load_labels(labels, len(samples)) if labels is not None else None
     with tempfile.TemporaryDirectory(prefix="tinyfuse_validate_") as tmp:
