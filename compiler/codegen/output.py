@@ -10,6 +10,9 @@ The contract of ``tinyfuse compile -o DIR`` (issue 19):
 - The only files removed are those an earlier ``tinyfuse compile`` wrote into DIR and this one does not
   write again: the ``"files"`` list of the ``metadata.json`` tinyfuse left there. Nothing else in DIR
   is touched (a hand-written ``main.c``, an IR dump under DIR, ...).
+- A file of DIR that tinyfuse would write but did not write there before (not in that list, and
+  with other content) is never overwritten: the compile stops with an error naming it, before it
+  writes anything (e.g. ``--name main`` beside the user's own ``main.c``).
 
 Every failure (DIR is a file, no permission, a read-only or virtual file system) is a
 :class:`~tinyfuse.errors.TinyfuseError` naming the path.
@@ -67,6 +70,30 @@ def previous_files(outdir: Path) -> set[str]:
     return {f for f in files if isinstance(f, str) and f and f == Path(f).name and f not in (".", "..")}
 
 
+def _refuse_foreign(outdir: Path, files: dict[str, str], old: set[str]) -> None:
+    """TinyfuseError when a file this compile writes exists in ``outdir`` with other content and is not
+    one tinyfuse wrote there (``old``; a tinyfuse metadata.json is always its own)."""
+    for name, text in files.items():
+        path = outdir / name
+        if name in old or not path.is_file() or (name == MANIFEST and _is_manifest(path)):
+            continue
+        try:
+            same = path.read_text() == text
+        except (OSError, UnicodeDecodeError):
+            same = False
+        if not same:
+            raise TinyfuseError(f"{path} exists and tinyfuse did not write it (it is not in {outdir / MANIFEST}); "
+                                "choose another --name or -o DIR, or move that file")
+
+
+def _is_manifest(path: Path) -> bool:
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and "tinyfuse" in meta
+
+
 def write_atomic(path: Path, text: str, mode: int) -> None:
     """Write ``text`` to ``path`` through a temp file in the same directory and ``os.replace``."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -90,6 +117,7 @@ def write_outputs(files: dict[str, str], outdir: str | Path) -> Path:
     outdir = Path(outdir)
     created = prepare_dir(outdir)
     old = previous_files(outdir)
+    _refuse_foreign(outdir, files, old)
     mode = 0o666 & ~_umask()
     written: list[Path] = []
     order = sorted(files, key=lambda n: n == MANIFEST)

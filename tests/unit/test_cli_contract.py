@@ -253,3 +253,20 @@ def test_tune_does_not_import_cli():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
     src = (ROOT / "compiler" / "tune.py").read_text()
     assert "from .cli" not in src and "import cli" not in src
+
+
+def test_a_users_file_of_an_output_name_is_never_overwritten(tmp_path, capsys):
+    """--name main beside the user's own main.c: exit 2 naming the file, before anything is written;
+    an identical file, or one tinyfuse wrote there before, is fine."""
+    model = tmp_path / "good.onnx"
+    model.write_bytes(good_model())
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "main.c").write_text("int main(void) { return 0; }\n")
+    assert main(["compile", str(model), "-o", str(proj), "--name", "main"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "main.c exists and tinyfuse did not write it" in err[0]
+    assert sorted(p.name for p in proj.iterdir()) == ["main.c"]
+    assert (proj / "main.c").read_text() == "int main(void) { return 0; }\n"
+    assert main(["compile", str(model), "-o", str(proj), "--name", "good"]) == 0
+    assert main(["compile", str(model), "-o", str(proj), "--name", "good"]) == 0      # its own files: fine
