@@ -36,6 +36,14 @@ EXIT_CODES_HELP = """exit codes:
   3  internal error in tinyfuse (one 'error:' line; please report it; --debug shows the traceback)"""
 
 
+def _non_negative(text: str) -> int:
+    """argparse type of --seed (numpy's seeds) and --scratch-bytes: a non-negative integer."""
+    v = int(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {v}")
+    return v
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="an ONNX or TFLite file (told apart by content, not suffix)")
     p.add_argument("--target", default="host", choices=list(TARGETS), metavar="TARGET",
@@ -51,7 +59,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernels", default=None, choices=KERNEL_CHOICES,
                    help="kernel variants: auto (the target's SIMD kernels: arm_dsp on M4/M7/M33, arm_mve on M55; "
                    "default, or $TINYFUSE_KERNELS), ref (portable C everywhere) or one variant")
-    p.add_argument("--scratch-bytes", type=int, default=None, metavar="N",
+    p.add_argument("--scratch-bytes", type=_non_negative, default=None, metavar="N",
                    help="working-set budget of a poly-fused kernel's line buffers (default: the target's)")
     p.add_argument("--tuning-records", metavar="FILE", help="JSON lines from `tinyfuse tune`: apply the measured "
                    "best choices (kernel variant per kernel, poly_fuse on/off, scratch budget)")
@@ -61,7 +69,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 def _execution(p: argparse.ArgumentParser) -> None:
     """Options of the commands that build and run the model (run, bench)."""
     p.add_argument("--input", metavar="FILE", help=".npy, or .npz with key 'input' or the graph input names")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random input when --input is absent")
+    p.add_argument("--seed", type=_non_negative, default=0, help="seed of the random input when --input is absent")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--keep", metavar="DIR", help="build in DIR and keep it")
 
@@ -110,7 +118,7 @@ def _report_parser(sub, _epilog) -> None:
                      "roofline.<fmt> into DIR (plots need matplotlib: pip install tinyfuse[plots])")
     rep.add_argument("--measure", action="store_true", help="run once under qemu (--target a qemu target) and "
                      "add the executed instructions per kernel")
-    rep.add_argument("--seed", type=int, default=0, help="seed of the random input of --measure")
+    rep.add_argument("--seed", type=_non_negative, default=0, help="seed of the random input of --measure")
     rep.add_argument("--plot-format", default="svg", choices=("svg", "png"), help="format of the plots (svg)")
     rep.add_argument("--json", action="store_true", help="print the report as one JSON object instead of text")
 

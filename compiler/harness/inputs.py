@@ -50,11 +50,27 @@ def load_inputs(path: str | None, infos, seed: int) -> list[np.ndarray]:
         raise TinyfuseError(f"--input {path}: no such file")
     try:
         data = np.load(p, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise TinyfuseError(f"--input {path}: not a .npy/.npz file ({type(e).__name__}: {e})") from None
-    arrays = _arrays(p, data, infos)
+        arrays = _arrays(p, data, infos)
+    except TinyfuseError:
+        raise
+    except Exception as e:        # OSError, ValueError, zipfile.BadZipFile, ...
+        raise TinyfuseError(f"--input {path}: not a readable .npy/.npz file ({type(e).__name__})") from None
     for a, t in zip(arrays, infos):
         if tuple(a.shape) != tuple(t.shape):
             raise TinyfuseError(f"--input {path}: input '{t.name}' has shape {list(a.shape)}, "
                                 f"model expects {list(t.shape)}")
+        _check_values(path, a, t)
     return [a.astype(t.dtype) for a, t in zip(arrays, infos)]
+
+
+def _check_values(path, a: np.ndarray, t) -> None:
+    """No silent value change by the cast to the input's dtype: float samples for an integer (quantized)
+    input, or integers outside its range, are a TinyfuseError (quantize them with the input's scale and
+    zero point from the generated header, or let ``tinyfuse validate`` do it)."""
+    if t.dtype.startswith("float") or not a.size:
+        return
+    info = np.iinfo(t.dtype)
+    if a.dtype.kind == "f" or a.min() < info.min or a.max() > info.max:
+        raise TinyfuseError(f"--input {path}: input '{t.name}' is {t.dtype}: give {t.dtype} values "
+                            f"(real = scale * (q - zero_point), see the header), or use tinyfuse validate "
+                            f"with float samples")

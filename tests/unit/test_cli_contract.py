@@ -270,3 +270,29 @@ def test_a_users_file_of_an_output_name_is_never_overwritten(tmp_path, capsys):
     assert (proj / "main.c").read_text() == "int main(void) { return 0; }\n"
     assert main(["compile", str(model), "-o", str(proj), "--name", "good"]) == 0
     assert main(["compile", str(model), "-o", str(proj), "--name", "good"]) == 0      # its own files: fine
+
+
+@pytest.mark.parametrize("argv", [["--seed", "-1"], ["--scratch-bytes", "-5"]])
+def test_negative_seed_or_scratch_is_a_usage_error(tmp_path, capsys, argv):
+    model = tmp_path / "good.onnx"
+    model.write_bytes(good_model())
+    command = ["run", str(model)] if argv[0] == "--seed" else ["compile", str(model), "-o", str(tmp_path / "o")]
+    assert main([*command, *argv]) == 2
+    assert "non-negative integer" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["garbage", "float_for_int8", "out_of_range"])
+def test_run_input_mistakes_are_user_errors(tmp_path, capsys, content):
+    """A bad --input file, float samples for an int8 input, or integers outside int8: exit 2, one line
+    (before: BadZipFile as an internal error; silent truncation 3.7 -> 3, wrap 300 -> 44)."""
+    from tinyfuse.driver import TensorInfo
+    from tinyfuse.errors import TinyfuseError
+    from tinyfuse.harness.inputs import load_inputs
+    info = [TensorInfo("x", (1, 4), "int8", 4)]
+    f = tmp_path / "x.npz"
+    if content == "garbage":
+        f.write_bytes(b"not a zip")
+    else:
+        np.savez(f, x=np.array([[3.7, 1, 2, 3]]) if content == "float_for_int8" else np.array([[300, 1, 2, 3]]))
+    with pytest.raises(TinyfuseError):
+        load_inputs(str(f), info, 0)
