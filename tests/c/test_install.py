@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +43,11 @@ def _ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 def venv(tmp_path_factory) -> Path:
     """A fresh venv with the wheel of this source tree installed (not editable)."""
     base = tmp_path_factory.mktemp("install")
-    _ok(_run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", base / "wheel", ROOT], base))
+    # a copy of the working tree without build products: an in-tree build would reuse a stale build/lib
+    src = base / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns("build", ".venv", ".git", "*.egg-info", "__pycache__",
+                                                             ".imp", ".pytest_cache"))
+    _ok(_run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", base / "wheel", src], base))
     (wheel,) = (base / "wheel").glob("tinyfuse-*.whl")
     _ok(_run([sys.executable, "-m", "venv", base / "venv"], base))
     bindir = base / "venv" / "bin"
