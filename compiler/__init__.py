@@ -7,6 +7,7 @@ Python API::
     result.write("out/")
 """
 from ._version import __version__ as __version__
+from .errors import TinyfuseError as TinyfuseError
 
 
 def compile(model, target="host", **options):  # noqa: A001  (the natural name for the API)

@@ -114,6 +114,8 @@ def write_outputs(files: dict[str, str], outdir: str | Path) -> Path:
     Returns ``outdir`` as a Path. Raises TinyfuseError on any file-system failure; when this call
     created ``outdir`` it removes what it wrote there first.
     """
+    if not str(outdir).strip():
+        raise TinyfuseError("-o: empty output directory name (use -o . for the current directory)")
     outdir = Path(outdir)
     created = prepare_dir(outdir)
     old = previous_files(outdir)

@@ -25,6 +25,7 @@ from ..errors import TinyfuseError
 from ..ir.op import OpDef, OpPattern, register_op
 from ..ir.types import TensorType
 from .conv import from_nchw, to_nchw
+from .qnn import Int32Accumulation
 
 
 def conv_transpose_out_size(size: int, k: int, stride: int, pad_begin: int, pad_end: int, dilation: int) -> int:
@@ -110,17 +111,8 @@ class Conv2DTranspose(OpDef):
 
 
 @register_op
-class QConv2DTranspose(Conv2DTranspose):
+class QConv2DTranspose(Int32Accumulation, Conv2DTranspose):
     """int32 acc = Σ (x − input_zero_point)·W over the taps that reach each output (TFLM
     integer_ops::TransposeConv's accumulator, before bias and requantize)."""
     name = "qnn.conv2d_transpose"
-    accumulates = True
     attrs = {**Conv2DTranspose.attrs, "input_zero_point": 0}
-
-    def infer(self, args, attrs):
-        t = super().infer(args, attrs)
-        return TensorType(t.shape, "int32")
-
-    def compute(self, x, w, input_zero_point, **attrs):
-        acc = super().compute(x.astype(np.int64) - input_zero_point, w.astype(np.int64), **attrs)
-        return acc.astype(np.int32)

@@ -61,13 +61,11 @@ class Dequantize(OpDef):
         return ((q.astype(np.int64) - z).astype(np.float32) * s).astype(np.float32)
 
 
-@register_op
-class QConv2D(Conv2D):
-    """int32 acc = Σ (x − input_zero_point) · w over the real (unpadded) taps (CMSIS-NN
-    arm_convolve_s8 without its output stage). Weights int8, symmetric."""
-    name = "qnn.conv2d"
+class Int32Accumulation:
+    """Mixin of the integer twin of a conv-like float op: the same op on (x − input_zero_point) and the
+    int8 weights in int64, returned as the int32 accumulator (before bias and requantize)."""
+
     accumulates = True
-    attrs = {**Conv2D.attrs, "input_zero_point": 0}
 
     def infer(self, args, attrs):
         t = super().infer(args, attrs)
@@ -76,6 +74,14 @@ class QConv2D(Conv2D):
     def compute(self, x, w, input_zero_point, **attrs):
         acc = super().compute(x.astype(np.int64) - input_zero_point, w.astype(np.int64), **attrs)
         return acc.astype(np.int32)
+
+
+@register_op
+class QConv2D(Int32Accumulation, Conv2D):
+    """int32 acc = Σ (x − input_zero_point) · w over the real (unpadded) taps (CMSIS-NN
+    arm_convolve_s8 without its output stage). Weights int8, symmetric."""
+    name = "qnn.conv2d"
+    attrs = {**Conv2D.attrs, "input_zero_point": 0}
 
 
 @register_op

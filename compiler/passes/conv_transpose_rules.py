@@ -20,7 +20,7 @@ from ..errors import TinyfuseError
 from ..ir import Call, Constant, call
 from ..ops.conv_transpose import weight_to_ohwi
 from .convert_layout import LAYOUT_RULES
-from .legalize_qdq import REWRITE_RULES, _dq_const, _dq_tensor, _is, _requantize
+from .legalize_qdq import REWRITE_RULES, _dq_const, _dq_tensor, _is, bias_and_requantize
 
 CONV_T = ("nn.conv2d_transpose", "qnn.conv2d_transpose")
 
@@ -45,14 +45,7 @@ def _anchor(lg, op: Call, bias, s_out: float, z_out: int):
         raise TinyfuseError(f"node '{op.span}' ({op.op}): weight scales of size {s_w.size} on axis {axis} "
                             f"do not match {n_out} output channels (per-channel scales: axis 1, one group)")
     acc = call("qnn.conv2d_transpose", x, Constant(w_int), input_zero_point=z_x, span=op.span, **op.attrs)
-    shape = (1, n_out, 1, 1)
-    if bias is not None:
-        b = _dq_const(bias)
-        if b[0].dtype != np.int32:
-            return None
-        acc = call("add", acc, Constant(np.broadcast_to(b[0].reshape(-1), (n_out,)).reshape(shape).astype(np.int32)))
-    real = np.float64(s_x) * np.broadcast_to(s_w.astype(np.float64), (n_out,)) / s_out
-    return _requantize(acc, real, 0, z_out, lg.rounding, shape)
+    return bias_and_requantize(acc, bias, s_x, s_w, (n_out, (1, n_out, 1, 1)), (s_out, z_out), lg.rounding)
 
 
 def _conv_t_rule(lg, y: Call, s_out: float, z_out: int):

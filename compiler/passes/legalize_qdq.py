@@ -109,6 +109,25 @@ def _same_q(a, b) -> bool:
     return a[1] == b[1] and a[2] == b[2]
 
 
+
+def bias_and_requantize(acc: Expr, bias, s_x: float, s_w: np.ndarray, out: tuple, out_q: tuple, rounding: str):
+    """The epilogue of an int8 conv-like anchor: ``acc`` (int32) + the int32 bias (``bias``: the
+    dequantize of a constant, or None), requantized to (s_out, z_out) = ``out_q``; ``out`` is
+    (n_out, broadcast shape of a per-channel constant). None when the bias is not int32 (no int8 kernel).
+
+    The multiplier is TFLM's (GetQuantizedConvolutionMultipler): double(s_in) · double(s_w) /
+    double(s_out), per tensor (FULLY_CONNECTED) and per channel alike; a float32 product of the two scales
+    differs in the last multiplier bits, which changes ~1 output in 10^4-10^5 (ad01_int8: 1 of 192,000
+    on random inputs)."""
+    n_out, shape = out
+    if bias is not None:
+        b = _dq_const(bias)
+        if b[0].dtype != np.int32:
+            return None
+        acc = call("add", acc, Constant(np.broadcast_to(b[0].reshape(-1), (n_out,)).reshape(shape).astype(np.int32)))
+    real = np.float64(s_x) * np.broadcast_to(s_w.astype(np.float64), (n_out,)) / out_q[0]
+    return _requantize(acc, real, 0, out_q[1], rounding, shape)
+
 class _Legalizer:
     def __init__(self, mod: IRModule, rounding: str):
         self.rounding = rounding
@@ -199,16 +218,7 @@ class _Legalizer:
         else:
             acc = call("qnn.matmul", x, Constant(w_int), input_zero_point=z_x, span=op.span)
             shape = (n_out,)
-        if bias is not None:
-            b = _dq_const(bias)
-            if b[0].dtype != np.int32:
-                return None
-            acc = call("add", acc, Constant(np.broadcast_to(b[0].reshape(-1), (n_out,)).reshape(shape).astype(np.int32)))
-        # TFLM (GetQuantizedConvolutionMultipler): double(s_in) · double(s_w) / double(s_out), per tensor
-        # (FULLY_CONNECTED) and per channel alike; a float32 product of the two scales differs in the last
-        # multiplier bits, which changes ~1 output in 10^4-10^5 (ad01_int8: 1 of 192,000 on random inputs)
-        real = np.float64(s_x) * np.broadcast_to(s_w.astype(np.float64), (n_out,)) / s_out
-        return _requantize(acc, real, 0, z_out, self.rounding, shape)
+        return bias_and_requantize(acc, bias, s_x, s_w, (n_out, shape), (s_out, z_out), self.rounding)
 
     def binary(self, y: Call, s_out: float, z_out: int):
         ops = []

@@ -296,3 +296,13 @@ def test_run_input_mistakes_are_user_errors(tmp_path, capsys, content):
         np.savez(f, x=np.array([[3.7, 1, 2, 3]]) if content == "float_for_int8" else np.array([[300, 1, 2, 3]]))
     with pytest.raises(TinyfuseError):
         load_inputs(str(f), info, 0)
+
+
+def test_empty_output_name_is_a_user_error(tmp_path, capsys, monkeypatch):
+    """``-o ""`` (a script's empty $OUT) must not scatter files into the current directory."""
+    model = tmp_path / "good.onnx"
+    model.write_bytes(good_model())
+    monkeypatch.chdir(tmp_path)
+    assert main(["compile", str(model), "-o", ""]) == 2
+    assert "empty output directory" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.onnx"]

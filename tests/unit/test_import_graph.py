@@ -143,7 +143,7 @@ MAY_IMPORT = {
     "tune": BASE | {"driver", "cost", "harness", "options", "targets"},
     "validate": BASE | {"driver", "harness", "targets", "frontend"},
     "cli": BASE | {"driver", "harness", "memory", "options", "passes", "report", "targets", "tune", "validate"},
-    "__main__": {"cli"}, "tinyfuse": {"_version", "driver"},
+    "__main__": {"cli"}, "tinyfuse": {"_version", "errors", "driver"},
 }
 
 
