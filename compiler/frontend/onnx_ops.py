@@ -9,7 +9,8 @@ import numpy as np
 from onnx import numpy_helper
 
 from ..ir import Call, Constant, Expr, call
-from .onnx_registry import CONVERTERS, Node, const_value, converter, optional_arg, weight_value, with_weight_value
+from .onnx_registry import (CONVERTERS, Node, const_value, converter, optional_arg, scalar_value, weight_value,
+                            with_weight_value)
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -185,7 +186,7 @@ def convert_clip(node: Node, args):
     bounds = []
     for i, what in ((1, "min"), (2, "max")):
         a = optional_arg(args, i)
-        bounds.append(None if a is None else float(const_value(node, a, what).reshape(())))
+        bounds.append(None if a is None else float(scalar_value(node, a, what)))
     if bounds == [None, None]:
         return args[0]
     return call("clip", args[0], a_min=bounds[0], a_max=bounds[1], span=node.name)

@@ -88,7 +88,13 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
     q = t.quantization
     if q is not None and q.scale is not None and len(q.scale):
         out.scale = np.asarray(q.scale, np.float32).reshape(-1)
+        if not np.all(np.isfinite(out.scale) & (out.scale > 0)):
+            raise TinyfuseError(f"tensor {index} '{out.name}' {out} has quantization scale "
+                                f"{out.scale[:4].tolist()}, not positive and finite; the file is damaged")
         zp = q.zeroPoint if q.zeroPoint is not None and len(q.zeroPoint) else [0]
+        if len(zp) not in (1, out.scale.size):
+            raise TinyfuseError(f"tensor {index} '{out.name}' {out} has {out.scale.size} scales but {len(zp)} zero "
+                                "points; the file is damaged")
         out.zero_point = np.broadcast_to(np.asarray(zp, np.int64).reshape(-1), out.scale.shape).copy()
         out.axis = int(q.quantizedDimension)
     buf = model.buffers[t.buffer] if 0 < t.buffer < len(model.buffers) else None
@@ -131,6 +137,14 @@ def _operator(model, tensors: list[Tensor], op, index: int) -> Op:
 
 # ----------------------------------------------------------------------------------------- the model
 
+def _io_tensor(tensors: list[Tensor], i: int, what: str) -> Tensor:
+    """The subgraph's ``what`` ('input'/'output') tensor ``i``; TinyfuseError when out of range."""
+    if not 0 <= i < len(tensors):
+        raise TinyfuseError(f"subgraph {what} tensor index {int(i)} out of range (the subgraph has {len(tensors)} "
+                            "tensors); the file is damaged")
+    return tensors[i]
+
+
 def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
     """Convert a .tflite (path or bytes) to an IRModule with the model's NHWC I/O and dtypes."""
     _schema()
@@ -145,7 +159,7 @@ def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
     g = Graph(tensors)
     params = []
     for i in sg.inputs if sg.inputs is not None else []:
-        t = tensors[i]
+        t = _io_tensor(tensors, i, "input")
         if t.dtype not in C_TYPES:       # float32 and int8 run; others are refused by their first operator
             raise TinyfuseError(f"input '{t.name}' {t} has element type {t.dtype}; supported: float32, int8")
         if not t.shape or min(t.shape) <= 0:
@@ -161,7 +175,7 @@ def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
         convert_op(g, op)
     outputs = []
     for i in sg.outputs if sg.outputs is not None else []:
-        t = tensors[i]
+        t = _io_tensor(tensors, i, "output")
         if i not in g.env:
             raise TinyfuseError(f"output '{t.name}' {t} is not computed by any operator")
         outputs.append(g.env[i])
@@ -173,6 +187,11 @@ def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
     return IRModule(Function(tuple(params), body), sanitize(name or "model"), out_names)
 
 
+# inputs an operator cannot do without (schema.fbs / TFLM kernels; bias and PAD's value are optional)
+MIN_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2, "SUB": 2,
+              "TRANSPOSE": 2, "PAD": 2, "PADV2": 2, "MEAN": 2}
+
+
 def convert_op(g: Graph, op: Op) -> None:
     if op.name not in CONVERTERS:
         raise op.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted(CONVERTERS))}")
@@ -181,6 +200,9 @@ def convert_op(g: Graph, op: Op) -> None:
         raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
     if not op.inputs or op.inputs[0] is None or len(op.outputs) != 1:
         raise op.error(f"expects inputs and one output, got {len(op.inputs)} inputs, {len(op.outputs)} outputs")
+    need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
+    if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):
+        raise op.error(f"expects {need} input tensors, got {sum(t is not None for t in op.inputs)}")
     check_types(op, ("float32", "int8", "float16") if op.name == "DEQUANTIZE" else ("float32", "int8"))
     try:
         y = fn(g, op)
