@@ -54,14 +54,14 @@ OPSETS = [-1, 0, 1, 6, 7, 9, 10, 11, 12, 13, 17, 19, 20, 21, 22, 23, 24, 25, 30,
 # --------------------------------------------------------------------------------------------- seeds
 
 def _small_onnx_seeds() -> dict[str, bytes]:
-    """Generated graphs: a conv block, an MLP with Softmax, an opset-11 model (version converter),
+    """Generated graphs: a conv block, an MLP with Softmax, an opset-10 model (version converter),
     a Constant/Reshape chain (folding) and a QDQ conv."""
     w1, w2 = rand(16, 24, seed=1), rand(24, 8, seed=2)
     mlp = model_bytes([helper.make_node("MatMul", ["X", "w1"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
                        helper.make_node("MatMul", ["r", "w2"], ["o"]), helper.make_node("Softmax", ["o"], ["Y"])],
                       {"X": [1, 16]}, inits={"w1": w1, "w2": w2})
     old = model_bytes([helper.make_node("Clip", ["X"], ["c"], min=0.0, max=6.0),
-                       helper.make_node("Softmax", ["c"], ["Y"], axis=1)], {"X": [1, 3, 4, 4]}, opset=11)
+                       helper.make_node("Softmax", ["c"], ["Y"], axis=1)], {"X": [1, 3, 4, 4]}, opset=10)
     shape = helper.make_tensor("s", TensorProto.INT64, [2], [1, -1])
     fold = model_bytes([helper.make_node("Constant", [], ["shape"], value=shape),
                         helper.make_node("Reshape", ["X", "shape"], ["f"]),
@@ -76,7 +76,7 @@ def _small_onnx_seeds() -> dict[str, bytes]:
                        helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["Y"])], {"X": [1, 3, 6, 6]},
                       inits={"sx": np.float32(0.05), "zx": np.int8(0), "wq": i8, "sw": np.float32(0.01),
                              "sy": np.float32(0.1), "zy": np.int8(3)})
-    return {"gen_conv_relu": good_model(), "gen_mlp": mlp, "gen_opset11": old, "gen_fold": fold, "gen_qdq": qdq}
+    return {"gen_conv_relu": good_model(), "gen_mlp": mlp, "gen_opset10": old, "gen_fold": fold, "gen_qdq": qdq}
 
 
 def _small_tflite_seeds() -> dict[str, bytes]:
