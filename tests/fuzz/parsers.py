@@ -203,7 +203,7 @@ class Pool:
                 s["proc"].kill()
 
 
-def campaign(count: int, seed: int = 0, cli: int = 0, jobs: int = 2, formats=FORMATS) -> dict:
+def campaign(count: int, seed: int = 0, cli: int = 0, jobs: int = 2, formats=FORMATS, progress: bool = False) -> dict:
     """Run ``count`` in-process mutants and ``cli`` CLI mutants per format. Returns
     {fmt: {"tried", "error", "compiled", "other": [details], "seconds", "cli": {...}}}."""
     import tinyfuse.driver  # noqa: F401  (imported once, before the fork)
@@ -218,10 +218,13 @@ def campaign(count: int, seed: int = 0, cli: int = 0, jobs: int = 2, formats=FOR
                 counts: Counter = Counter()
                 other: list[str] = []
 
-                def record(idx, outcome, counts=counts, other=other):
+                def record(idx, outcome, counts=counts, other=other, fmt=fmt, mode=mode):
                     counts[outcome[0]] += 1
                     if outcome[0] == "other":
                         other.append(f"#{idx}: {outcome[1]}")
+                        print(f"OTHER {fmt} {mode} #{idx}: {outcome[1][:300]}", file=sys.stderr, flush=True)
+                    if progress and sum(counts.values()) % 1000 == 0:
+                        print(f"{fmt} {mode}: {sum(counts.values())} done {dict(counts)}", file=sys.stderr, flush=True)
                 pool.run([(i, fmt, p, mode == "cli") for i, p in enumerate(chosen)], record)
                 report.setdefault(fmt, {})[mode] = {"tried": len(chosen), "error": counts["error"],
                                                     "compiled": counts["compiled"], "other": other,
@@ -251,11 +254,7 @@ def main(argv=None) -> int:
     p.add_argument("--format", choices=FORMATS, action="append")
     a = p.parse_args(argv)
     t0 = time.monotonic()
-    report = campaign(a.count, a.seed, a.cli, a.jobs, tuple(a.format or FORMATS))
-    for fmt, modes in report.items():
-        for mode, r in modes.items():
-            for line in r["other"][:50]:
-                print(f"OTHER {fmt} {mode} {line}")
+    report = campaign(a.count, a.seed, a.cli, a.jobs, tuple(a.format or FORMATS), progress=True)
     print("\n".join(summary(report)))
     print(f"parser fuzzing: {time.monotonic() - t0:.0f} s")
     return 1 if any(r["other"] for modes in report.values() for r in modes.values()) else 0
