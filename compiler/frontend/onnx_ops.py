@@ -411,8 +411,12 @@ def convert_constant(node: Node, args):
     for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
         if key in node.attrs:
             v = node.attrs[key]
-            arr = numpy_helper.to_array(v) if key == "value" else np.array(
-                v, np.float32 if "float" in key else np.int64)
+            try:
+                arr = numpy_helper.to_array(v) if key == "value" else np.array(
+                    v, np.float32 if "float" in key else np.int64)
+            except Exception as e:  # dims that do not match the data, an unknown data_type, ...
+                msg = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
+                raise node.error(f"attribute '{key}' cannot be read: {msg}", "the file is damaged") from None
             return Constant(arr, node.proto.output[0])
     raise node.error(f"attribute {sorted(node.attrs)} of Constant is not supported")
 

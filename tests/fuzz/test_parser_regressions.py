@@ -136,3 +136,12 @@ def test_onnx_quantization_scale_not_positive(tmp_path, scale):
              helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]), helper.make_node("Relu", ["d"], ["Y"])]
     data = model_bytes(nodes, {"X": [1, 8]}, inits={"s": np.float32(scale), "z": np.int8(0)})
     refused(tmp_path, data, "onnx", "quantization scale .* is not positive and finite")
+
+
+def test_onnx_constant_value_dims_do_not_match_data(tmp_path):
+    """A Constant node whose value tensor has dims [2] but 3 elements: ValueError 'cannot reshape array
+    of size 3 into shape (2,)' from numpy_helper.to_array in convert_constant."""
+    value = helper.make_tensor("v", TensorProto.FLOAT, [3], [1.0, 2.0, 3.0])
+    value.dims[0] = 2
+    nodes = [helper.make_node("Constant", [], ["c"], value=value), helper.make_node("Add", ["X", "c"], ["Y"])]
+    refused(tmp_path, model_bytes(nodes, {"X": [1, 3]}), "onnx", "attribute 'value' cannot be read: cannot reshape")
