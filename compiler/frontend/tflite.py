@@ -97,7 +97,7 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
                                 "points; the file is damaged")
         out.zero_point = np.broadcast_to(np.asarray(zp, np.int64).reshape(-1), out.scale.shape).copy()
         out.axis = int(q.quantizedDimension)
-    buf = model.buffers[t.buffer] if 0 < t.buffer < len(model.buffers) else None
+    buf = model.buffers[t.buffer] if 0 < t.buffer < len(model.buffers or ()) else None
     raw = None
     if buf is not None and buf.offset > 1:             # large models keep buffers after the flatbuffer
         raw = data[buf.offset:buf.offset + buf.size]
@@ -116,7 +116,7 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
 
 
 def _operator(model, tensors: list[Tensor], op, index: int) -> Op:
-    if not 0 <= op.opcodeIndex < len(model.operatorCodes):
+    if not 0 <= op.opcodeIndex < len(model.operatorCodes or ()):
         raise TinyfuseError(f"operator {index}: opcode index {op.opcodeIndex} out of range; the file is damaged")
     code = model.operatorCodes[op.opcodeIndex]
     builtin = max(code.builtinCode, code.deprecatedBuiltinCode)

@@ -145,3 +145,17 @@ def test_onnx_constant_value_dims_do_not_match_data(tmp_path):
     value.dims[0] = 2
     nodes = [helper.make_node("Constant", [], ["c"], value=value), helper.make_node("Add", ["X", "c"], ["Y"])]
     refused(tmp_path, model_bytes(nodes, {"X": [1, 3]}), "onnx", "attribute 'value' cannot be read: cannot reshape")
+
+
+@pytest.mark.parametrize("field", ["buffers", "operatorCodes"])
+def test_tflite_model_without_buffers_or_operator_codes(tmp_path, field):
+    """A Model table without its buffers / operator_codes vector: TypeError len(None) in tflite._tensor
+    and tflite._operator. Now the weights are read as an activation (refused: per-axis) and the opcode index is out of range."""
+    import flatbuffers
+    from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as S
+
+    m = S.ModelT.InitFromPackedBuf(conv_tflite(), 0)
+    setattr(m, field, None)
+    b = flatbuffers.Builder(1024)
+    b.Finish(m.Pack(b), file_identifier=b"TFL3")
+    refused(tmp_path, bytes(b.Output()), "tflite", "opcode index 0 out of range|'w' .* quantized per axis")
