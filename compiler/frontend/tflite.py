@@ -96,6 +96,10 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
             raise TinyfuseError(f"tensor {index} '{out.name}' {out} has {out.scale.size} scales but {len(zp)} zero "
                                 "points; the file is damaged")
         out.zero_point = np.broadcast_to(np.asarray(zp, np.int64).reshape(-1), out.scale.shape).copy()
+        info = np.iinfo(dtype if dtype in ("int8", "uint8", "int16", "int32") else "int32")
+        if out.zero_point.min() < info.min or out.zero_point.max() > info.max:
+            raise TinyfuseError(f"tensor {index} '{out.name}' {out} has zero point {out.zero_point[:4].tolist()}, "
+                                f"outside the range of {info.dtype}; the file is damaged")
         out.axis = int(q.quantizedDimension)
     buf = model.buffers[t.buffer] if 0 < t.buffer < len(model.buffers or ()) else None
     raw = None

@@ -159,3 +159,13 @@ def test_tflite_model_without_buffers_or_operator_codes(tmp_path, field):
     b = flatbuffers.Builder(1024)
     b.Finish(m.Pack(b), file_identifier=b"TFL3")
     refused(tmp_path, bytes(b.Output()), "tflite", "opcode index 0 out of range|'w' .* quantized per axis")
+
+
+def test_tflite_zero_point_out_of_range(tmp_path):
+    """The int8 input's zero point patched to -2**63: OverflowError 'Python int too large to convert to
+    C long' in passes/check_overflow.py (the frontend passed it on)."""
+    data = tflm_oneop().fully_connected((1, 8), np.ones((3, 8), np.int8), np.zeros(3, np.int32), (0.05, -3), 0.02,
+                                        (0.3, 0))
+    q = tensor(data, "x").Quantization()
+    refused(tmp_path, put(data, q._tab, 10, "<q", -2**63, element=0), "tflite", r"zero point \[-9223372036854775808\], "
+            "outside the range of int8")
