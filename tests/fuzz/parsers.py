@@ -3,9 +3,9 @@ by hypothesis, through ``compile_model`` and through the real CLI.
 
 The property, per mutant: ``compile_model(path)`` returns (and then ``CompileResult.write`` writes
 its files), or raises :class:`TinyfuseError` whose message is one line and no output directory
-appears. Through ``python -m tinyfuse compile M -o DIR``: exit 0 (DIR holds metadata.json), or exit
-2 with exactly one ``error:`` line on stderr (other lines only ``warning:``) and DIR as it was
-(the file put there beforehand, nothing else). Anything else (another exception, a multi-line
+appears. Through ``python -m tinyfuse compile M -o DIR``: exit 0 (DIR holds metadata.json and
+``gcc -fsyntax-only`` accepts the generated C), or exit 2 with exactly one ``error:`` line on stderr
+(other lines only ``warning:``) and DIR as it was (the file put there beforehand, nothing else). Anything else (another exception, a multi-line
 error, exit 3 or a signal, a partial output, more than ``TIMEOUT`` seconds) counts as *other*.
 
 Each mutant runs in a worker process (forked, memory-limited to ``MEMORY_LIMIT``); the parent kills
@@ -127,8 +127,20 @@ def check_cli(fmt: str, plan, work: Path) -> tuple[str, str]:
             return "other", f"{seed_name}: exit 2 left files {left}"
         return "error", errors[0]
     if r.returncode == 0 and "metadata.json" in left:
-        return "compiled", seed_name
+        return _gcc_syntax(out, seed_name)
     return "other", f"{seed_name}: exit {r.returncode}: {r.stderr.strip()[-300:]!r}"
+
+
+def _gcc_syntax(out: Path, seed_name: str) -> tuple[str, str]:
+    """('compiled', seed) when gcc accepts every generated .c (C99, -fsyntax-only; skipped without gcc)."""
+    sources = sorted(str(p) for p in out.glob("*.c"))
+    if shutil.which("gcc") is None or not sources:
+        return "compiled", seed_name
+    r = subprocess.run(["gcc", "-std=c99", "-fsyntax-only", f"-I{out}", *sources], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    if r.returncode:
+        return "other", f"{seed_name}: compiled, but gcc rejects the C: {r.stderr.strip()[:300]!r}"
+    return "compiled", seed_name
 
 
 def _worker(conn) -> None:
