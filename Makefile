@@ -2,7 +2,8 @@
 # Both set up what they need on a fresh Debian/Ubuntu machine: python3-venv and gcc (run), plus the cross
 # toolchains + qemu (Cortex-M, RISC-V) through apt when missing (sudo when not root), then a .venv
 # with the package and its test extra. `make bench`: instructions, flash and RAM per model and target.
-# `make conformance`: the ONNX node tests per op; `make fuzz`: thousands of random graphs vs onnxruntime.
+# `make conformance`: the ONNX node tests per op; `make fuzz`: thousands of random graphs vs onnxruntime;
+# `make fuzz-parsers`: 10,000 mutated .onnx and .tflite each must compile or give one clear error.
 
 PY      ?= python3
 VENV    := .venv
@@ -12,7 +13,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO    := build/demo
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-host run test bench conformance fuzz clean
+.PHONY: setup setup-host run test bench conformance fuzz fuzz-parsers clean
 
 $(VPY):
 	@$(PY) -m venv $(VENV) 2>/dev/null || { \
@@ -71,6 +72,16 @@ FUZZ_COUNT ?= 3000
 FUZZ_SEED  ?= 1000
 fuzz: setup
 	$(VPY) -m tests.fuzz.generator --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) $(FUZZ_ARGS)
+
+# parser fuzzing (tests/fuzz/parsers.py): PARSER_FUZZ_COUNT hypothesis-drawn mutants of .onnx and of .tflite
+# through compile_model and PARSER_FUZZ_CLI of each through `python -m tinyfuse compile`; one summary line
+# per format (tried, clear error, compiled, other); fails when any outcome is "other" (crash, hang > 30 s,
+# multi-line error, partial output)
+PARSER_FUZZ_COUNT ?= 10000
+PARSER_FUZZ_CLI   ?= 150
+PARSER_FUZZ_SEED  ?= 0
+fuzz-parsers: setup-host
+	$(VPY) -m tests.fuzz.parsers --count $(PARSER_FUZZ_COUNT) --cli $(PARSER_FUZZ_CLI) --seed $(PARSER_FUZZ_SEED) $(PARSER_FUZZ_ARGS)
 
 clean:
 	rm -rf build .pytest_cache

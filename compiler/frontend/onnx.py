@@ -28,12 +28,14 @@ from . import onnx_ops  # noqa: F401  (registers the converters)
 from . import onnx_ops_misc  # noqa: F401  (Slice, Split, Gather, Cast, Expand, Tile, Where, PRelu)
 from . import onnx_ops_resize  # noqa: F401  (Resize)
 from . import onnx_ops_convt  # noqa: F401  (registers ConvTranspose)
-from .onnx_quant import MS_DOMAIN_OPS  # registers the quantization converters
+from .onnx_quant import MS_DOMAIN_OPS, check_ms_inputs  # registers the quantization converters
 from .onnx_registry import CONVERTERS, Node, shown
 
 MIN_OPSET = 13
 
 
+# element types a converter may read from a constant (what folding and the C code handle)
+CONSTANT_DTYPES = {*C_TYPES, "float16", "float64", "int16", "uint16", "uint32", "uint64"}
 MAX_TENSOR_BYTES = 2**31 - 1   # generated C indexes with int; no MCU has more RAM anyway
 
 
@@ -194,6 +196,10 @@ def convert_node(node: Node, args: list[Expr | None]) -> list[Expr]:
             and node.op_type not in ("Constant", "DequantizeLinear")):  # int8 weights stay visible to legalize_qdq
         values = fold_onnx_node(node, [a.value if a is not None else None for a in args])
         return [Constant(v, o) for v, o in zip(values, node.proto.output)]
+    for a, iname in zip(args, node.proto.input):
+        if isinstance(a, Constant) and a.ty.dtype not in CONSTANT_DTYPES:
+            raise node.error(f"constant input '{shown(iname)}' has element type {a.ty.dtype}",
+                             "tinyfuse computes float32 and int8/uint8 (int32 bias, int64 shapes)")
     if node.op_type not in CONVERTERS:
         raise node.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted(CONVERTERS))}")
     try:
@@ -258,6 +264,8 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
             raise node.error(f"input '{shown(missing[0])}' is neither a graph input, an initializer nor an earlier "
                              "node's output", "the graph is incomplete or not topologically sorted")
         check_schema(node)
+        if proto.domain == "com.microsoft":
+            check_ms_inputs(node)
         outs = convert_node(node, [env[i] if i else None for i in proto.input])
         for oname, e in zip(proto.output, outs):
             if oname:

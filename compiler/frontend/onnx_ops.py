@@ -9,7 +9,8 @@ import numpy as np
 from onnx import numpy_helper
 
 from ..ir import Call, Constant, Expr, call
-from .onnx_registry import CONVERTERS, Node, const_value, converter, optional_arg, weight_value, with_weight_value
+from .onnx_registry import (CONVERTERS, Node, const_value, converter, optional_arg, scalar_value, weight_value,
+                            with_weight_value)
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -185,7 +186,7 @@ def convert_clip(node: Node, args):
     bounds = []
     for i, what in ((1, "min"), (2, "max")):
         a = optional_arg(args, i)
-        bounds.append(None if a is None else float(const_value(node, a, what).reshape(())))
+        bounds.append(None if a is None else float(scalar_value(node, a, what)))
     if bounds == [None, None]:
         return args[0]
     return call("clip", args[0], a_min=bounds[0], a_max=bounds[1], span=node.name)
@@ -410,8 +411,12 @@ def convert_constant(node: Node, args):
     for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
         if key in node.attrs:
             v = node.attrs[key]
-            arr = numpy_helper.to_array(v) if key == "value" else np.array(
-                v, np.float32 if "float" in key else np.int64)
+            try:
+                arr = numpy_helper.to_array(v) if key == "value" else np.array(
+                    v, np.float32 if "float" in key else np.int64)
+            except Exception as e:  # dims that do not match the data, an unknown data_type, ...
+                msg = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
+                raise node.error(f"attribute '{key}' cannot be read: {msg}", "the file is damaged") from None
             return Constant(arr, node.proto.output[0])
     raise node.error(f"attribute {sorted(node.attrs)} of Constant is not supported")
 

@@ -17,15 +17,31 @@ import copy
 import numpy as np
 
 from ..ir import Constant, Expr, call
-from .onnx_registry import CONVERTERS, Node, const_value, converter
+from .onnx_registry import CONVERTERS, Node, const_value, converter, scalar_value
 
 QUANT_DTYPES = ("int8", "uint8", "int32")
 MS_DOMAIN_OPS = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearSoftmax", "QGemm",
                  "QLinearSigmoid", "QLinearConcat"}
+# (fewest, most) inputs the converters below read, trailing optional inputs included (onnxruntime's
+# contrib-op schemas: ContribDefs.md); a QLinearConcat has Y's scale and zero point, then triples
+MS_DOMAIN_INPUTS = {"QLinearAdd": (8, 8), "QLinearMul": (8, 8), "QLinearGlobalAveragePool": (5, 5),
+                    "QLinearSoftmax": (5, 5), "QLinearSigmoid": (5, 5), "QGemm": (6, 9), "QLinearConcat": (5, None)}
+
+
+def check_ms_inputs(node: Node) -> None:
+    """TinyfuseError unless a com.microsoft node has the input count its converter reads (these ops
+    have no schema in the onnx package, so check_schema cannot count them)."""
+    lo, hi = MS_DOMAIN_INPUTS.get(node.op_type, (0, None))
+    n = len(node.proto.input)
+    if n < lo or (hi is not None and n > hi) or (node.op_type == "QLinearConcat" and (n - 2) % 3):
+        want = f"{lo}" if lo == hi else f"{lo} + 3k" if node.op_type == "QLinearConcat" else f"{lo} to {hi}"
+        raise node.error(f"has {n} inputs, expected {want}")
 
 
 def _params(node: Node, scale: Expr, zp: Expr | None, dtype: str):
     s = const_value(node, scale, "scale").astype(np.float32)
+    if s.size == 0 or not np.all(np.isfinite(s) & (s > 0)):
+        raise node.error(f"quantization scale {s.reshape(-1)[:4].tolist()} is not positive and finite")
     z = const_value(node, zp, "zero_point") if zp is not None else np.zeros((), dtype)
     if z.dtype == np.int16 or dtype in ("int16", "uint16"):
         raise node.error("int16 quantization is not supported", "quantize activations to int8")
@@ -182,7 +198,7 @@ def convert_conv_integer(node: Node, args):
     zx = args[2] if len(args) > 2 else None
     zw = args[3] if len(args) > 3 else None
     wz = _weight_minus_zero_point(node, w, zw, axis=0)
-    zxv = int(const_value(node, zx, "x zero point").reshape(())) if zx is not None else 0
+    zxv = int(scalar_value(node, zx, "x zero point")) if zx is not None else 0
     y = CONVERTERS["Conv"](_as(node, "Conv"), [x, Constant(wz.astype(np.float32))])
     conv = y if y.op == "nn.conv2d" else y.args[0]
     q = call("qnn.conv2d", x, Constant(wz), input_zero_point=zxv, span=node.name,
@@ -201,5 +217,5 @@ def convert_matmul_integer(node: Node, args):
     if za is not None and const_value(node, za, "a zero point").size > 1:
         raise node.error("a per-row zero point of A is not supported")
     bz = _weight_minus_zero_point(node, b, zb, axis=1)
-    zav = int(const_value(node, za, "a zero point").reshape(())) if za is not None else 0
+    zav = int(scalar_value(node, za, "a zero point")) if za is not None else 0
     return call("qnn.matmul", a, Constant(bz), input_zero_point=zav, span=node.name)

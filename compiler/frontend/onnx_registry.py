@@ -32,7 +32,12 @@ class Node:
 
     def attr(self, key, default=None):
         v = self.attrs.get(key, default)
-        return v.decode() if isinstance(v, bytes) else v
+        if not isinstance(v, bytes):
+            return v
+        try:
+            return v.decode()
+        except UnicodeDecodeError:
+            raise self.error(f"attribute '{shown(key)}' is not valid UTF-8 text (damaged file?)") from None
 
     def error(self, problem: str, hint: str = "") -> TinyfuseError:
         return node_error(self.name, shown(self.op_type), self.declared_opset, problem, hint)
@@ -71,6 +76,14 @@ def const_value(node: Node, e: Expr | None, what: str) -> np.ndarray:
         raise node.error(f"{what} must be a constant (initializer), got a computed tensor",
                          "fold it before export or feed it as an initializer")
     return e.value
+
+
+def scalar_value(node: Node, e: Expr | None, what: str) -> np.ndarray:
+    """const_value of a one-element constant, as a 0-d array; TinyfuseError for any other size."""
+    v = const_value(node, e, what)
+    if v.size != 1:
+        raise node.error(f"{what} must be a scalar, got shape {list(v.shape)}")
+    return v.reshape(())
 
 
 def optional_arg(args: list, i: int) -> Expr | None:

@@ -90,10 +90,20 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
     q = t.quantization
     if q is not None and q.scale is not None and len(q.scale):
         out.scale = np.asarray(q.scale, np.float32).reshape(-1)
+        if not np.all(np.isfinite(out.scale) & (out.scale > 0)):
+            raise TinyfuseError(f"tensor {index} '{out.name}' {out} has quantization scale "
+                                f"{out.scale[:4].tolist()}, not positive and finite; the file is damaged")
         zp = q.zeroPoint if q.zeroPoint is not None and len(q.zeroPoint) else [0]
+        if len(zp) not in (1, out.scale.size):
+            raise TinyfuseError(f"tensor {index} '{out.name}' {out} has {out.scale.size} scales but {len(zp)} zero "
+                                "points; the file is damaged")
         out.zero_point = np.broadcast_to(np.asarray(zp, np.int64).reshape(-1), out.scale.shape).copy()
+        info = np.iinfo(dtype if dtype in ("int8", "uint8", "int16", "int32") else "int32")
+        if out.zero_point.min() < info.min or out.zero_point.max() > info.max:
+            raise TinyfuseError(f"tensor {index} '{out.name}' {out} has zero point {out.zero_point[:4].tolist()}, "
+                                f"outside the range of {info.dtype}; the file is damaged")
         out.axis = int(q.quantizedDimension)
-    buf = model.buffers[t.buffer] if 0 < t.buffer < len(model.buffers) else None
+    buf = model.buffers[t.buffer] if 0 < t.buffer < len(model.buffers or ()) else None
     raw = None
     if buf is not None and buf.offset > 1:             # large models keep buffers after the flatbuffer
         raw = data[buf.offset:buf.offset + buf.size]
@@ -127,7 +137,7 @@ def _constant(raw: bytes, sparsity, out: Tensor) -> np.ndarray:
 
 
 def _operator(model, tensors: list[Tensor], op, index: int) -> Op:
-    if not 0 <= op.opcodeIndex < len(model.operatorCodes):
+    if not 0 <= op.opcodeIndex < len(model.operatorCodes or ()):
         raise TinyfuseError(f"operator {index}: opcode index {op.opcodeIndex} out of range; the file is damaged")
     code = model.operatorCodes[op.opcodeIndex]
     builtin = max(code.builtinCode, code.deprecatedBuiltinCode)
@@ -149,6 +159,14 @@ def _operator(model, tensors: list[Tensor], op, index: int) -> Op:
 
 # ----------------------------------------------------------------------------------------- the model
 
+def _io_tensor(tensors: list[Tensor], i: int, what: str) -> Tensor:
+    """The subgraph's ``what`` ('input'/'output') tensor ``i``; TinyfuseError when out of range."""
+    if not 0 <= i < len(tensors):
+        raise TinyfuseError(f"subgraph {what} tensor index {int(i)} out of range (the subgraph has {len(tensors)} "
+                            "tensors); the file is damaged")
+    return tensors[i]
+
+
 def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
     """Convert a .tflite (path or bytes) to an IRModule with the model's NHWC I/O and dtypes."""
     _schema()
@@ -163,7 +181,7 @@ def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
     g = Graph(tensors)
     params = []
     for i in sg.inputs if sg.inputs is not None else []:
-        t = tensors[i]
+        t = _io_tensor(tensors, i, "input")
         if t.dtype not in C_TYPES:       # float32 and int8 run; others are refused by their first operator
             raise TinyfuseError(f"input '{t.name}' {t} has element type {t.dtype}; supported: float32, int8")
         if not t.shape or min(t.shape) <= 0:
@@ -179,7 +197,7 @@ def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
         convert_op(g, op)
     outputs = []
     for i in sg.outputs if sg.outputs is not None else []:
-        t = tensors[i]
+        t = _io_tensor(tensors, i, "output")
         if i not in g.env:
             raise TinyfuseError(f"output '{t.name}' {t} is not computed by any operator")
         outputs.append(g.env[i])
@@ -193,6 +211,12 @@ def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
 
 MULTI_OUTPUT = ("SPLIT", "SPLIT_V")    # converters that return one value per output, as a list
 
+# inputs an operator cannot do without (schema.fbs / TFLM kernels; bias and PAD's value are optional)
+MIN_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2, "SUB": 2,
+              "TRANSPOSE": 2, "PAD": 2, "PADV2": 2, "MEAN": 2,
+              "TRANSPOSE_CONV": 3, "RESIZE_BILINEAR": 2, "RESIZE_NEAREST_NEIGHBOR": 2, "PRELU": 2,
+              "STRIDED_SLICE": 4, "SPLIT": 2, "SPLIT_V": 3, "GATHER": 2}
+
 
 def convert_op(g: Graph, op: Op) -> None:
     if op.name not in CONVERTERS:
@@ -202,6 +226,9 @@ def convert_op(g: Graph, op: Op) -> None:
         raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
     if not op.inputs or op.inputs[0] is None or not op.outputs or len(op.outputs) > 1 and op.name not in MULTI_OUTPUT:
         raise op.error(f"expects inputs and one output, got {len(op.inputs)} inputs, {len(op.outputs)} outputs")
+    need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
+    if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):
+        raise op.error(f"expects {need} input tensors, got {sum(t is not None for t in op.inputs)}")
     check_types(op, ("float32", "int8", "float16") if op.name == "DEQUANTIZE" else ("float32", "int8"))
     try:
         y = fn(g, op)
