@@ -56,7 +56,11 @@ def dequantize(node: Node, x: Expr, scale: Expr, zp: Expr | None, axis: int = 1)
     s, z = _params(node, scale, zp, x.ty.dtype)
     if (np.ndim(s) or np.ndim(z)) and not isinstance(x, Constant):
         raise node.error("per-axis dequantization of an activation is not supported (weights only)")
-    return call("qnn.dequantize", x, scale=s, zero_point=z, axis=axis % max(x.ty.ndim, 1), span=node.name)
+    axis = axis % max(x.ty.ndim, 1)
+    for what, v in (("scale", s), ("zero_point", z)):
+        if np.ndim(v) and (x.ty.ndim == 0 or np.size(v) != x.ty.shape[axis]):
+            raise node.error(f"per-axis {what} of {np.size(v)} values for axis {axis} of {list(x.ty.shape)}")
+    return call("qnn.dequantize", x, scale=s, zero_point=z, axis=axis, span=node.name)
 
 
 def quantize(node: Node, x: Expr, scale: Expr, zp: Expr | None, axis: int = 1) -> Expr:

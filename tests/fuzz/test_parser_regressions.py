@@ -169,3 +169,13 @@ def test_tflite_zero_point_out_of_range(tmp_path):
     q = tensor(data, "x").Quantization()
     refused(tmp_path, put(data, q._tab, 10, "<q", -2**63, element=0), "tflite", r"zero point \[-9223372036854775808\], "
             "outside the range of int8")
+
+
+def test_onnx_per_axis_scale_of_the_wrong_length(tmp_path):
+    """A weight DequantizeLinear whose per-axis scale does not match the axis (found with seed 7 after the
+    new ops merged: a broadcasting ValueError in qnn.dequantize's numpy reference)."""
+    w = np.ones((4, 3), np.int8)
+    nodes = [helper.make_node("DequantizeLinear", ["W", "s", "z"], ["Wf"], axis=0),
+             helper.make_node("MatMul", ["X", "Wf"], ["Y"])]
+    inits = {"W": w, "s": np.full(8, 0.1, np.float32), "z": np.zeros(8, np.int8)}
+    refused(tmp_path, model_bytes(nodes, {"X": [1, 4]}, inits=inits), "onnx", "per-axis scale of 8 values")
