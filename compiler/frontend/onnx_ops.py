@@ -82,18 +82,25 @@ def with_h(node: Node, x: Expr) -> Expr:
 
 # ----------------------------------------------------------------------------------------- conv and pooling
 
-@converter("Conv")
-def convert_conv(node: Node, args):
-    """Conv-11: 1-D or 2-D, groups (depthwise with any channel multiplier), dilations, pads/auto_pad."""
+def conv_operands(node: Node, args, what: str):
+    """(x, w, b, the weight array, spatial rank 1 or 2) of a Conv/ConvTranspose node; errors for
+    another rank, a weight of another rank than x, or a kernel_shape the weight contradicts."""
     x, w, b = args[0], args[1], optional_arg(args, 2)
     wv = weight_value(node, w, "weight W")
     nsp = wv.ndim - 2
     if nsp not in (1, 2) or x.ty.ndim != wv.ndim:
-        raise node.error(f"only 1-D and 2-D convolution is supported: input {list(x.ty.shape)}, "
+        raise node.error(f"only 1-D and 2-D {what} is supported: input {list(x.ty.shape)}, "
                          f"weight W {list(wv.shape)}")
     ks = node.attr("kernel_shape")
     if ks is not None and list(ks) != list(wv.shape[2:]):
         raise node.error(f"kernel_shape {list(ks)} disagrees with weight W {list(wv.shape)}")
+    return x, w, b, wv, nsp
+
+
+@converter("Conv")
+def convert_conv(node: Node, args):
+    """Conv-11: 1-D or 2-D, groups (depthwise with any channel multiplier), dilations, pads/auto_pad."""
+    x, w, b, wv, nsp = conv_operands(node, args, "convolution")
     strides, dil, pads = window_attrs(node, nsp)
     if nsp == 1:
         x, wv = with_h(node, x), wv[:, :, None, :]

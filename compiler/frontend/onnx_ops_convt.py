@@ -15,8 +15,8 @@ and ``output_padding`` adds rows/columns at the end, so the op's crop is (begin,
 from __future__ import annotations
 
 from ..ir import Call, call
-from .onnx_ops import channel_param, reshape, window_attrs, with_h
-from .onnx_registry import Node, const_value, converter, optional_arg, weight_value, with_weight_value
+from .onnx_ops import channel_param, conv_operands, reshape, window_attrs, with_h
+from .onnx_registry import Node, const_value, converter, with_weight_value
 
 
 def _ints(node: Node, key: str, n: int, default: int) -> list[int]:
@@ -53,15 +53,7 @@ def transpose_padding(node: Node, size, kernel, strides, dil, pads, out_pad, out
 @converter("ConvTranspose")
 def convert_conv_transpose(node: Node, args):
     """ConvTranspose-11: 1-D or 2-D, groups, dilations, pads/auto_pad, output_padding, output_shape."""
-    x, w, b = args[0], args[1], optional_arg(args, 2)
-    wv = weight_value(node, w, "weight W")
-    nsp = wv.ndim - 2
-    if nsp not in (1, 2) or x.ty.ndim != wv.ndim:
-        raise node.error(f"only 1-D and 2-D transposed convolution is supported: input {list(x.ty.shape)}, "
-                         f"weight W {list(wv.shape)}")
-    ks = node.attr("kernel_shape")
-    if ks is not None and list(ks) != list(wv.shape[2:]):
-        raise node.error(f"kernel_shape {list(ks)} disagrees with weight W {list(wv.shape)}")
+    x, w, b, wv, nsp = conv_operands(node, args, "transposed convolution")
     strides, dil, pads = window_attrs(node, nsp)
     out_pad = _ints(node, "output_padding", nsp, 0)
     out_shape = node.attr("output_shape")
