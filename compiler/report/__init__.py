@@ -20,7 +20,7 @@ from .text import buffer_table, fused_table, kernel_table, totals_table
 def report_data(result, target, measured: dict | None = None) -> dict:
     """Everything the report shows, as one JSON-serialisable dict: summary figures, ``kernels``,
     ``fused`` (poly-fused decisions), ``buffers`` (the memory plan)."""
-    krows = kernel_rows(result, target, measured)
+    krows = kernel_rows(result, measured)
     return {**summary(result, target, measured), "measured": bool(measured), "kernels": krows,
             "fused": fused_rows(result), "buffers": buffer_rows(result)}
 

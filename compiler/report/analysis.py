@@ -49,7 +49,7 @@ def kernel_flash(result) -> list[int]:
     return out
 
 
-def kernel_rows(result, target=None, measured: dict | None = None) -> list[dict]:
+def kernel_rows(result, measured: dict | None = None) -> list[dict]:
     """One dict per kernel in execution order: index, kernel, layers, ops, variant, macs, flash, ram,
     bytes, intensity, instructions (estimate), measured (qemu, or None), scratch, inplace (rule or "").
 
