@@ -116,3 +116,27 @@ def fuse_all_siblings(monkeypatch):
     """fuse_horizontal with views_only off: sibling groups fuse even when a consumer needs a copy."""
     from tinyfuse.passes import fuse_horizontal
     monkeypatch.setattr(fuse_horizontal, "VIEWS_ONLY", False)
+
+
+QUANT_HEADER_SHIM = """
+#include "tinyfuse/quant.h"
+void mbqm(const int32_t *x, int32_t *y, int n, int32_t m, int32_t s, int single) {
+  for (int i = 0; i < n; ++i) y[i] = single ? tf_mbqm_single(x[i], m, s) : tf_mbqm(x[i], m, s);
+}
+void qadd(const int8_t *a, const int8_t *b, int8_t *y, int n, const int32_t *p) {
+  for (int i = 0; i < n; ++i)
+    y[i] = tf_sat_i8(tf_qadd(a[i], p[0], p[1], p[2], b[i], p[3], p[4], p[5], p[6], p[7], p[8]));
+}
+"""
+
+
+def quant_header_lib(workdir: Path, *cflags: str):
+    """runtime_c/include/tinyfuse/quant.h built with gcc as a shared library (ctypes.CDLL) exposing
+    ``mbqm(x, y, n, m, shift, single)`` and ``qadd(a, b, y, n, params[9])`` over arrays."""
+    import ctypes
+    import subprocess
+    src, so = workdir / "quant_shim.c", workdir / "quant_shim.so"
+    src.write_text(QUANT_HEADER_SHIM)
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", *cflags,
+                    f"-I{ROOT / 'runtime_c' / 'include'}", str(src), "-o", str(so)], check=True)
+    return ctypes.CDLL(str(so))

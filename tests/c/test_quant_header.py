@@ -1,33 +1,17 @@
 """The C header runtime_c/include/tinyfuse/quant.h (built with gcc as a shared library) against
 compiler/quant.py on random inputs: requantization (both roundings) and the int8 add."""
 import ctypes
-import subprocess
 
 import numpy as np
 import pytest
 
 from tinyfuse import quant
-from tests.conftest import ROOT
+from tests.conftest import quant_header_lib
 
 
 @pytest.fixture(scope="module")
 def quant_lib(tmp_path_factory):
-    d = tmp_path_factory.mktemp("q")
-    src = d / "q.c"
-    src.write_text("""
-#include "tinyfuse/quant.h"
-void mbqm(const int32_t *x, int32_t *y, int n, int32_t m, int32_t s, int single) {
-  for (int i = 0; i < n; ++i) y[i] = single ? tf_mbqm_single(x[i], m, s) : tf_mbqm(x[i], m, s);
-}
-void qadd(const int8_t *a, const int8_t *b, int8_t *y, int n, const int32_t *p) {
-  for (int i = 0; i < n; ++i)
-    y[i] = tf_sat_i8(tf_qadd(a[i], p[0], p[1], p[2], b[i], p[3], p[4], p[5], p[6], p[7], p[8]));
-}
-""")
-    so = d / "q.so"
-    subprocess.run(["gcc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
-                    f"-I{ROOT / 'runtime_c' / 'include'}", str(src), "-o", str(so)], check=True)
-    return ctypes.CDLL(str(so))
+    return quant_header_lib(tmp_path_factory.mktemp("q"), "-O2")
 
 
 def _ptr(a):

@@ -8,14 +8,13 @@ overflow, the C must still equal compiler/quant.py's TFLM arithmetic bit for bit
 from __future__ import annotations
 
 import ctypes
-import subprocess
 import warnings
 
 import numpy as np
 import pytest
 
 from tests.builders import multiplier_conv_case
-from tests.conftest import ROOT, compile_and_run, shared_or_skip
+from tests.conftest import compile_and_run, quant_header_lib, shared_or_skip
 from tinyfuse import quant
 
 MULTIPLIERS = [2.0 ** k for k in range(1, 36)] + [1.7, 37.0, 3000.5, 2.0 ** 20 * 1.3]
@@ -24,19 +23,8 @@ MULTIPLIERS = [2.0 ** k for k in range(1, 36)] + [1.7, 37.0, 3000.5, 2.0 ** 20 *
 @pytest.fixture(scope="module")
 def mbqm_ubsan(tmp_path_factory):
     """quant.h's requantization built with UBSan trapping: any signed overflow or bad shift aborts."""
-    d = tmp_path_factory.mktemp("sat")
-    src = d / "sat.c"
-    src.write_text("""
-#include "tinyfuse/quant.h"
-void mbqm(const int32_t *x, int32_t *y, int n, int32_t m, int32_t s, int single) {
-  for (int i = 0; i < n; ++i) y[i] = single ? tf_mbqm_single(x[i], m, s) : tf_mbqm(x[i], m, s);
-}
-""")
-    so = d / "sat.so"
-    subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
-                    "-fsanitize=undefined", "-fno-sanitize-recover=all", "-fsanitize-undefined-trap-on-error",
-                    f"-I{ROOT / 'runtime_c' / 'include'}", str(src), "-o", str(so)], check=True)
-    return ctypes.CDLL(str(so))
+    return quant_header_lib(tmp_path_factory.mktemp("sat"), "-O1", "-fsanitize=undefined",
+                            "-fno-sanitize-recover=all", "-fsanitize-undefined-trap-on-error")
 
 
 def _c_mbqm(lib, acc: np.ndarray, m: int, s: int, rounding: str) -> np.ndarray:
