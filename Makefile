@@ -59,6 +59,7 @@ bench: setup
 	$(VPY) benchmarks/int8_targets.py
 	$(VPY) benchmarks/memory.py
 	$(VPY) benchmarks/requant_saturation.py
+	$(VPY) benchmarks/real_oracle.py
 	$(VPY) benchmarks/tune.py --fresh $(TUNE_ARGS)
 
 # ONNX backend node tests (mcu preset, node + pytorch-converted) end to end: pass/fail per op, total;
