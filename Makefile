@@ -46,7 +46,7 @@ run: setup-host
 	$(VENV)/bin/tinyfuse run $(DEMO)/dscnn_kws.onnx
 	@echo "== without fuse_ops =="
 	$(VENV)/bin/tinyfuse run $(DEMO)/dscnn_kws.onnx --disable-pass fuse_ops
-	@echo "== int8 (quantize_static QDQ, per-channel): exact vs the fixed-point reference =="
+	@echo "== int8 (quantize_static QDQ, per-channel): every kernel vs real arithmetic, and the fixed-point reference =="
 	$(VENV)/bin/tinyfuse run $(DEMO)/dscnn_kws_int8.onnx
 	$(VENV)/bin/tinyfuse compile $(DEMO)/dscnn_kws_int8.onnx -o $(DEMO)/c_int8 --report
 
