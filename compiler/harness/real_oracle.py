@@ -207,7 +207,12 @@ def evaluate_real(fn: Function, inputs: list[np.ndarray], rounding: str, fixed: 
                 continue
             opdef = get_op(node.op)
             fx[id(node)] = opdef.compute(*args, **node.attrs)
-            if node.op in REAL_RULES:
+            if node.op == "horizontal":          # sibling branches packed in one kernel: each branch real
+                parts, inner = evaluate_real(node.attrs["branches"].fn, [rv[id(a)] for a in node.args], rounding,
+                                             args)
+                rv[id(node)] = np.concatenate([np.asarray(v).reshape(-1) for v in parts])
+                interior = max(interior, inner)
+            elif node.op in REAL_RULES:
                 rv[id(node)] = REAL_RULES[node.op](node, args, rounding)
                 interior = max(interior, _interior_lsb(node, fx[id(node)], rv[id(node)]))
             else:
@@ -216,12 +221,12 @@ def evaluate_real(fn: Function, inputs: list[np.ndarray], rounding: str, fixed: 
     return rv[id(fn.body)], interior
 
 
-# ops outside REAL_RULES whose int8 result its numpy compute gives exactly (no rounding): data movement,
-# clamps, and the horizontal container (its members are evaluated by their own ops' computes)
+# ops outside REAL_RULES whose int8 result its numpy compute gives exactly (no rounding): data movement
+# and clamps (a ``horizontal`` container is evaluated branch by branch above)
 def _require_exact(node, opdef) -> None:
     """MissingRealFacts for an op with an int8/uint8 result that rounds and has no real rule: its
     fixed-point ``compute`` would otherwise stand in for real arithmetic."""
-    if str(node.ty.dtype) not in INT_DTYPES or node.op == "horizontal":
+    if str(node.ty.dtype) not in INT_DTYPES:
         return
     if opdef.moves_data or opdef.is_view or opdef.clamps:
         return
