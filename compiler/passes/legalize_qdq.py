@@ -28,6 +28,7 @@ from ..errors import TinyfuseError
 from ..ir import Call, Constant, Expr, IRModule, call, get_op, rewrite, users
 from ..ops import ops_where
 from .legalize_prelu import prelu_rule
+from .legalize_qdq_misc import mean_rule, sub_rule
 
 ACTIVATIONS = ops_where(lambda d: d.clamps)       # relu, clip
 LUT_OPS = ops_where(lambda d: d.lut)              # sigmoid, tanh, hard_sigmoid, hard_swish, leaky_relu, gelu, erf
@@ -395,6 +396,7 @@ REWRITE_RULES = {
     **{op: _lut_rule for op in LUT_OPS},
     "nn.prelu": prelu_rule,
     "nn.resize2d": _resize_rule,
+    "mean": mean_rule, "subtract": sub_rule,
 }
 
 
