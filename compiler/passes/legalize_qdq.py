@@ -12,7 +12,8 @@ M = double(s_x)·double(s_w[c]) / double(s_out) per output channel (never the bi
 encoded as Q31 multiplier + shift at compile time. Pools, reshapes, transposes and concat move to
 int8 unchanged when the scales agree (else an explicit requantize); add and mul use the TFLite
 arithmetic; softmax and layer norm have their own int8 ops (layer norm's exact arithmetic:
-ops/norm.py); a matmul of two activations becomes qnn.batch_matmul + one requantize; other unary
+ops/norm.py); a matmul of two activations becomes qnn.batch_matmul + one requantize; mean and
+subtract get TFLM's MEAN and SUB (legalize_qdq_misc.py); other unary
 float ops (gelu, erf, sigmoid ...) become 256-entry lookup tables.
 A float op with no int8 form stays float and a warning names it. Dequantized constants that remain
 (weights of float ops, as in hybrid models) are folded into float constants.

@@ -14,7 +14,7 @@ import pytest
 
 from tests.builders.tflm_cases import pool_case
 from tests.builders.tflm_int8_misc import binary_case, mean_case, qdq_max_pool_requant
-from tests.conftest import compile_and_run, require_programs
+from tests.conftest import compile_and_run, ort_run, require_programs
 from tinyfuse.cli import main
 
 SPECS = {
@@ -37,6 +37,17 @@ SPECS = {
 @functools.lru_cache(maxsize=None)
 def get_case(case_id):
     return SPECS[case_id]()
+
+
+@pytest.mark.parametrize("case_id", list(SPECS))
+def test_qdq_twin_matches_tflm_within_lsb(case_id):
+    """Test-of-the-test: onnxruntime on the QDQ twin (float op, half-to-even quantize) is within 2 LSB of
+    TFLM (exact for max pool), so the twin and the TFLM model describe the same computation."""
+    c = get_case(case_id)
+    (ort,) = ort_run(c.model, c.feeds)
+    assert ort.dtype == np.int8 and ort.shape == c.want.shape, (ort.dtype, ort.shape, c.want.shape)
+    d = np.abs(ort.astype(np.int32) - c.want.astype(np.int32))
+    assert d.max() <= (0 if c.kind == "max_pool" else 2), f"{case_id}: ORT vs TFLM max {int(d.max())} LSB"
 
 
 @pytest.mark.parametrize("case_id", list(SPECS))
