@@ -14,11 +14,14 @@ from tests.builders.tflm_misc import act, model
 assert OPSET == 13                        # ReduceMean-13: axes is an attribute
 
 
-def tflm_sub(a_shape, b_shape, a_q, b_q, out_q) -> bytes:
-    """SUB with numpy-style broadcasting, no fused activation."""
+_ACT = {"NONE": 0, "RELU": 1, "RELU6": 3}        # tflite ActivationFunctionType
+
+
+def tflm_sub(a_shape, b_shape, a_q, b_q, out_q, activation="NONE") -> bytes:
+    """SUB with numpy-style broadcasting and a fused NONE / RELU / RELU6."""
     out = np.broadcast_shapes(tuple(a_shape), tuple(b_shape))
     return model("SUB", [act(a_shape, a_q, "a"), act(b_shape, b_q, "b")], [act(out, out_q, "y")], "SubOptions",
-                 fusedActivationFunction=0)
+                 fusedActivationFunction=_ACT[activation])
 
 
 def qdq_mean(x_shape, axes, in_q, out_q, keep_dims=False, probe=False):
@@ -29,16 +32,16 @@ def qdq_mean(x_shape, axes, in_q, out_q, keep_dims=False, probe=False):
     return g.finish(y, out_q, probe, nchw=False)
 
 
-def binary_case(kind, seed, a_shape, b_shape) -> Case:
+def binary_case(kind, seed, a_shape, b_shape, act="NONE") -> Case:
     """'sub' or 'mul' of two int8 activations with numpy broadcasting, random scales and zero points."""
     oneop, rng = tflm_oneop(), np.random.default_rng(seed)
     a_q, b_q = _act_q(rng, 0.01, 0.1), _act_q(rng, 0.01, 0.1)
     a, b = _i8(rng, a_shape, a_q[1]), _i8(rng, b_shape, b_q[1])
     op = {"sub": "Sub", "mul": "Mul"}[kind]
     out_q = _out_q(rng, binary(op, a_shape, b_shape, a_q, b_q, None, probe=True), {"a": a, "b": b})
-    onnx_model = binary(op, a_shape, b_shape, a_q, b_q, out_q)
-    tflm = tflm_sub(a_shape, b_shape, a_q, b_q, out_q) if kind == "sub" else oneop.mul(a_shape, b_shape, a_q, b_q,
-                                                                                         out_q)
+    onnx_model = binary(op, a_shape, b_shape, a_q, b_q, out_q, activation=act)
+    build = tflm_sub if kind == "sub" else oneop.mul
+    tflm = build(a_shape, b_shape, a_q, b_q, out_q, activation=act)
     return _case(kind, tflm, onnx_model, [a, b], f"a_q={a_q} b_q={b_q} out_q={out_q}")
 
 

@@ -26,10 +26,11 @@ SPECS = {
     "mean-2x9x6-last": functools.partial(mean_case, 2, (2, 9, 6), (2,)),
     "mean-1x4x5x3-c": functools.partial(mean_case, 3, (1, 4, 5, 3), (3,), True),
     "sub-1x7x5x3": functools.partial(binary_case, "sub", 0, (1, 7, 5, 3), (1, 7, 5, 3)),
-    "sub-2x4x6x6": functools.partial(binary_case, "sub", 1, (2, 4, 6, 6), (2, 4, 6, 6)),
+    "sub-2x4x6x6-RELU": functools.partial(binary_case, "sub", 1, (2, 4, 6, 6), (2, 4, 6, 6), "RELU"),
+    "sub-1x3x4x5-RELU6": functools.partial(binary_case, "sub", 6, (1, 3, 4, 5), (1, 3, 4, 5), "RELU6"),
     "sub-1x5x7x6-bcast-1x1x1x6": functools.partial(binary_case, "sub", 2, (1, 5, 7, 6), (1, 1, 1, 6)),
     "mul-1x5x7x6-bcast-1x1x1x6": functools.partial(binary_case, "mul", 3, (1, 5, 7, 6), (1, 1, 1, 6)),
-    "mul-1x5x7x6-bcast-1x5x1x1": functools.partial(binary_case, "mul", 4, (1, 5, 7, 6), (1, 5, 1, 1)),
+    "mul-1x5x7x6-bcast-1x5x1x1-RELU": functools.partial(binary_case, "mul", 4, (1, 5, 7, 6), (1, 5, 1, 1), "RELU"),
     "mul-3x1x4-bcast-1x5x1": functools.partial(binary_case, "mul", 5, (3, 1, 4), (1, 5, 1)),
 }
 
