@@ -9,7 +9,7 @@ import onnx
 
 from tests.builders.qdq import OPSET, _Graph, binary, onnx_pads
 from tests.builders.tflm_cases import Case, _act_q, _case, _i8, _out_q, tflm_oneop
-from tests.builders.tflm_misc import act, model
+from tests.builders.tflm_misc import act, const, model
 
 assert OPSET == 13                        # ReduceMean-13: axes is an attribute
 
@@ -63,3 +63,24 @@ def qdq_max_pool_requant(x_shape, in_q, out_q) -> onnx.ModelProto:
     y = g.node("MaxPool", [x], "maxpool", kernel_shape=[2, 2], strides=[2, 2],
                pads=onnx_pads(x_shape, (2, 2), (2, 2), (1, 1), "VALID"))
     return g.finish(y, out_q, False, nchw=True)
+
+
+def sub_const_case(seed, a_shape, b_shape) -> Case:
+    """a − B with B an int8 constant of its own (scale, zero point), e.g. a mean subtracted in a
+    preprocessing layer: TFLM SUB with a constant input; the twin is DQ(a) − DQ(B constant)."""
+    rng = np.random.default_rng(seed)
+    a_q, b_q = _act_q(rng, 0.01, 0.1), _act_q(rng, 0.01, 0.1)
+    a, b = _i8(rng, a_shape, a_q[1]), _i8(rng, b_shape, b_q[1])
+
+    def twin(out_q, probe=False):
+        g = _Graph()
+        x = g.dq(g.input("a", a_shape), a_q)
+        bq = g.node("DequantizeLinear", [g.const("b", b), g.const("bs", np.float32(b_q[0])),
+                                         g.const("bz", np.int8(b_q[1]))], "dqb")
+        return g.finish(g.node("Sub", [x, bq]), out_q, probe, nchw=False)
+
+    out_q = _out_q(rng, twin(None, probe=True), {"a": a})
+    out = np.broadcast_shapes(tuple(a_shape), tuple(b_shape))
+    tflm = model("SUB", [act(a_shape, a_q, "a"), const(b, "b", b_q)], [act(out, out_q, "y")], "SubOptions",
+                 fusedActivationFunction=0)
+    return _case("sub", tflm, twin(out_q), [a], f"a_q={a_q} b_q={b_q} out_q={out_q}")

@@ -13,7 +13,7 @@ import onnx
 import pytest
 
 from tests.builders.tflm_cases import pool_case
-from tests.builders.tflm_int8_misc import binary_case, mean_case, qdq_max_pool_requant
+from tests.builders.tflm_int8_misc import binary_case, mean_case, qdq_max_pool_requant, sub_const_case
 from tests.conftest import compile_and_run, ort_run, require_programs
 from tinyfuse.cli import main
 
@@ -29,6 +29,7 @@ SPECS = {
     "sub-2x4x6x6-RELU": functools.partial(binary_case, "sub", 1, (2, 4, 6, 6), (2, 4, 6, 6), "RELU"),
     "sub-1x3x4x5-RELU6": functools.partial(binary_case, "sub", 6, (1, 3, 4, 5), (1, 3, 4, 5), "RELU6"),
     "sub-1x5x7x6-bcast-1x1x1x6": functools.partial(binary_case, "sub", 2, (1, 5, 7, 6), (1, 1, 1, 6)),
+    "sub-1x5x7x6-minus-const-1x1x1x6": functools.partial(sub_const_case, 7, (1, 5, 7, 6), (1, 1, 1, 6)),
     "mul-1x5x7x6-bcast-1x1x1x6": functools.partial(binary_case, "mul", 3, (1, 5, 7, 6), (1, 1, 1, 6)),
     "mul-1x5x7x6-bcast-1x5x1x1-RELU": functools.partial(binary_case, "mul", 4, (1, 5, 7, 6), (1, 5, 1, 1), "RELU"),
     "mul-3x1x4-bcast-1x5x1": functools.partial(binary_case, "mul", 5, (3, 1, 4), (1, 5, 1)),
