@@ -261,3 +261,31 @@ def softmax_int8(x, params: dict, axis: int = -1) -> np.ndarray:
     exponent = SOFTMAX_ACCUM_INT_BITS - clz + 31 - 8
     y = rdbp(srdhm(recip, e), exponent) + SOFTMAX_OUT_Q[1]
     return saturate(np.where(live, y, SOFTMAX_OUT_Q[1]))
+
+
+# TFLM int8 SUB (sub_common.cc) as a qnn.add with the second multiplier negated
+def _sub_multipliers(s1: float, s2: float, so: float):
+    """CalculateOpDataSub: twice_max and the three real multipliers in float32."""
+    twice = np.float32(2) * max(np.float32(s1), np.float32(s2))
+    reals = (np.float32(s1) / twice, np.float32(s2) / twice, twice / (np.float32(1 << 20) * np.float32(so)))
+    out = [quantize_multiplier(float(r)) for r in reals]
+    if any(sh > 0 for _, sh in out):
+        raise ValueError("int8 SUB needs multipliers below one (output scale too small for TFLM's kernel)")
+    return out
+
+
+def sub_as_add(a_q, b_q, out_q) -> dict:
+    """qnn.add parameters computing TFLM's int8 SUB: the second multiplier negated. Exact unless a
+    rounding tie of SaturatingRoundingDoublingHighMul (which rounds halves up, not symmetrically)
+    falls differently; every input pair is checked and a mismatch is an error."""
+    (m1, sh1), (m2, sh2), (mo, sho) = _sub_multipliers(a_q[0], b_q[0], out_q[0])
+    q = np.arange(-128, 128, dtype=np.int64)
+    x1 = mbqm((q - a_q[1]) << 20, m1, sh1)[:, None]
+    x2 = mbqm((q - b_q[1]) << 20, m2, sh2)[None, :]
+    want = mbqm(x1 - x2, mo, sho) + out_q[1]                     # TFLM SubElementwise
+    params = dict(m1=m1, sh1=sh1, m2=-m2, sh2=sh2, mo=mo, sho=sho)
+    got = qadd(q[:, None], a_q[1], q[None, :], b_q[1], out_q[1], params)
+    if not np.array_equal(saturate(got), saturate(want)):
+        raise ValueError("int8 SUB with these scales has no exact tinyfuse kernel (a rounding tie of the "
+                         "negated multiplier differs from TFLM)")
+    return {**params, "real_scales": (float(np.float32(a_q[0])), -float(np.float32(b_q[0])), float(np.float32(out_q[0])))}

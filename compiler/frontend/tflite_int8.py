@@ -3,10 +3,12 @@ frontend (tensorflow/lite/micro/kernels/*_common.cc and kernels/internal/referen
 
 - fused activation clamps (CalculateActivationRangeQuantized: float32 division, round half away);
 - SUB (sub_common.cc: multipliers from float32 arithmetic) as ``qnn.add`` with the second input's
-  multiplier negated, proved equal to TFLM on all 65,536 input pairs before it is used;
+  multiplier negated, proved equal to TFLM on all 65,536 input pairs before it is used
+  (``quant.sub_as_add``, shared with legalize_qdq);
 - HARD_SWISH and LEAKY_RELU as 256-entry tables filled by TFLM's own integer code;
 - MEAN (QuantizedMeanOrSum) as an int32 sum (a depthwise conv with a ones kernel and the input
-  zero point as its offset) followed by one requantize with 1/n folded into the multiplier.
+  zero point as its offset) followed by one requantize with 1/n folded into the multiplier
+  (``ops/reduce_int8.quantized_mean``, shared with legalize_qdq).
 """
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ import math
 import numpy as np
 
 from .. import quant
-from ..errors import TinyfuseError
 from ..ir import Constant, Expr, call
+from ..ops.reduce_int8 import quantized_mean
 
 F32 = np.float32
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
@@ -60,31 +62,7 @@ def requantize(x: Expr, real: float, zp_in: int, zp_out: int, span: str = "") ->
 
 # ----------------------------------------------------------------------------------------- SUB
 
-def _sub_multipliers(s1: float, s2: float, so: float):
-    """CalculateOpDataSub: twice_max and the three real multipliers in float32."""
-    twice = F32(2) * max(F32(s1), F32(s2))
-    reals = (F32(s1) / twice, F32(s2) / twice, twice / (F32(1 << 20) * F32(so)))
-    out = [quant.quantize_multiplier(float(r)) for r in reals]
-    if any(sh > 0 for _, sh in out):
-        raise ValueError("int8 SUB needs multipliers below one (output scale too small for TFLM's kernel)")
-    return out
-
-
-def sub_as_add(a_q, b_q, out_q) -> dict:
-    """qnn.add parameters computing TFLM's int8 SUB: the second multiplier negated. Exact unless a
-    rounding tie of SaturatingRoundingDoublingHighMul (which rounds halves up, not symmetrically)
-    falls differently; every input pair is checked and a mismatch is an error."""
-    (m1, sh1), (m2, sh2), (mo, sho) = _sub_multipliers(a_q[0], b_q[0], out_q[0])
-    q = np.arange(-128, 128, dtype=np.int64)
-    x1 = quant.mbqm((q - a_q[1]) << 20, m1, sh1)[:, None]
-    x2 = quant.mbqm((q - b_q[1]) << 20, m2, sh2)[None, :]
-    want = quant.mbqm(x1 - x2, mo, sho) + out_q[1]                     # TFLM SubElementwise
-    params = dict(m1=m1, sh1=sh1, m2=-m2, sh2=sh2, mo=mo, sho=sho)
-    got = quant.qadd(q[:, None], a_q[1], q[None, :], b_q[1], out_q[1], params)
-    if not np.array_equal(quant.saturate(got), quant.saturate(want)):
-        raise ValueError("int8 SUB with these scales has no exact tinyfuse kernel (a rounding tie of the "
-                         "negated multiplier differs from TFLM)")
-    return {**params, "real_scales": (float(F32(a_q[0])), -float(F32(b_q[0])), float(F32(out_q[0])))}
+sub_as_add = quant.sub_as_add        # moved to quant.py (shared with legalize_qdq)
 
 
 # ----------------------------------------------------------------------------------------- HARD_SWISH
@@ -171,31 +149,4 @@ def leaky_relu_table(in_q, out_q, alpha: float) -> np.ndarray:
 
 # ----------------------------------------------------------------------------------------- MEAN
 
-def mean(x: Expr, axes: tuple[int, ...], in_q, out_q, span: str = "") -> Expr:
-    """TFLM QuantizedMeanOrSum over ``axes`` of the int8 ``x``: sum − zp_in·n by a ones depthwise
-    conv, then MBQM with m' = (m << s) // n, shift' = shift − s, s = min(floor(log2 n), 32, 31 + shift).
-    The result has the reduced axes kept as size 1 (the caller reshapes)."""
-    shape = x.ty.shape
-    rank = len(shape)
-    n = math.prod(shape[a] for a in axes)
-    if rank == 4 and set(axes) <= {1, 2}:                  # NHWC over H and/or W: NCHW conv window
-        xn = call("transpose", x, axes=(0, 3, 1, 2), span=span)
-        kh, kw = (shape[1] if 1 in axes else 1), (shape[2] if 2 in axes else 1)
-    else:                                                  # kept axes first, then [1, K, R, 1]
-        kept = [a for a in range(rank) if a not in axes]
-        xt = call("transpose", x, axes=(*kept, *axes), span=span) if kept + list(axes) != list(range(rank)) else x
-        xn = call("reshape", xt, newshape=(1, math.prod(shape[a] for a in kept), n, 1), span=span)
-        kh, kw = n, 1
-    c = xn.ty.shape[1]
-    ones = Constant(np.ones((c, 1, kh, kw), np.int8), f"{span}_ones")
-    acc = call("qnn.conv2d", xn, ones, strides=(kh, kw), groups=c, input_zero_point=int(in_q[1]), span=span)
-    real = float(np.float64(F32(in_q[0])) / np.float64(F32(out_q[0])))
-    m, shift = quant.quantize_multiplier(real)
-    s = min(n.bit_length() - 1, 32, 31 + shift)
-    m, shift = (m << s) // n, shift - s
-    if not 0 <= m < 2 ** 31:
-        raise TinyfuseError(f"{span}: MEAN multiplier out of range")
-    y = call("qnn.requantize", acc, Constant(np.full((1, c, 1, 1), m, np.int32)),
-             Constant(np.full((1, c, 1, 1), shift, np.int32)), output_zero_point=int(out_q[1]), span=span,
-             real_multiplier=(real / n,) * c)
-    return call("transpose", y, axes=(0, 2, 3, 1), span=span)      # [N, C, oh, ow] → [N, oh, ow, C]
+mean = quantized_mean                 # moved to ops/reduce_int8.py (shared with legalize_qdq)

@@ -9,7 +9,7 @@ from ..ir import Call, Constant, Expr, call
 from ..ops.qprelu import prelu_params
 
 
-def _per_tensor(e: Expr, constant: bool):
+def per_tensor(e: Expr, constant: bool):
     """(int8 expr, float32 scale, zero point) of dequantize(e) per tensor, or None."""
     if not (isinstance(e, Call) and e.op == "qnn.dequantize") or e.args[0].ty.dtype != "int8" \
             or isinstance(e.args[0], Constant) != constant:
@@ -22,7 +22,7 @@ def _per_tensor(e: Expr, constant: bool):
 
 def prelu_rule(lg, y: Call, s_out: float, z_out: int):
     """nn.prelu → qnn.prelu with TFLM's multipliers (s_x / s_out and s_x · s_α / s_out)."""
-    x, alpha = _per_tensor(y.args[0], False), _per_tensor(y.args[1], True)
+    x, alpha = per_tensor(y.args[0], False), per_tensor(y.args[1], True)
     if x is None or alpha is None:
         return None
     return call("qnn.prelu", x[0], alpha[0], input_zero_point=x[2], alpha_zero_point=alpha[2],

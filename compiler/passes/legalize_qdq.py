@@ -12,7 +12,8 @@ M = double(s_x)·double(s_w[c]) / double(s_out) per output channel (never the bi
 encoded as Q31 multiplier + shift at compile time. Pools, reshapes, transposes and concat move to
 int8 unchanged when the scales agree (else an explicit requantize); add and mul use the TFLite
 arithmetic; softmax and layer norm have their own int8 ops (layer norm's exact arithmetic:
-ops/norm.py); a matmul of two activations becomes qnn.batch_matmul + one requantize; other unary
+ops/norm.py); a matmul of two activations becomes qnn.batch_matmul + one requantize; mean and
+subtract get TFLM's MEAN and SUB (legalize_qdq_misc.py); other unary
 float ops (gelu, erf, sigmoid ...) become 256-entry lookup tables.
 A float op with no int8 form stays float and a warning names it. Dequantized constants that remain
 (weights of float ops, as in hybrid models) are folded into float constants.
@@ -28,6 +29,7 @@ from ..errors import TinyfuseError
 from ..ir import Call, Constant, Expr, IRModule, call, get_op, rewrite, users
 from ..ops import ops_where
 from .legalize_prelu import prelu_rule
+from .legalize_qdq_misc import mean_rule, sub_rule
 
 ACTIVATIONS = ops_where(lambda d: d.clamps)       # relu, clip
 LUT_OPS = ops_where(lambda d: d.lut)              # sigmoid, tanh, hard_sigmoid, hard_swish, leaky_relu, gelu, erf
@@ -395,6 +397,7 @@ REWRITE_RULES = {
     **{op: _lut_rule for op in LUT_OPS},
     "nn.prelu": prelu_rule,
     "nn.resize2d": _resize_rule,
+    "mean": mean_rule, "subtract": sub_rule,
 }
 
 
