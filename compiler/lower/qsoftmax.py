@@ -1,7 +1,8 @@
 """qnn.softmax: a hand-written template (no isl), like the float softmax.
 
 Output (1/256, -128), TFLite's only int8 softmax output: TFLM's fixed-point kernel, integer only
-(parameters from quant.softmax_params, helpers in tinyfuse/quant.h). Any other output quantization
+(parameters from quant.softmax_params, helpers in tinyfuse/quant.h); the int32 exps of one row live
+in the kernel's scratch (4·length bytes, planned in the arena like a tensor live during the call). Any other output quantization
 (ONNX QDQ models may choose one, onnxruntime 1/255): integer only too, two 256-entry int64 tables per
 input/output scale in flash (quant.softmax_table_params), a 64-bit sum and an exact rounding division."""
 import numpy as np
@@ -28,4 +29,5 @@ def lower_qsoftmax(fn, anchor, epi, pool, name) -> Kernel:
         outer=int(np.prod(shape[:axis])), length=shape[axis], inner=int(np.prod(shape[axis + 1:])),
         fixed=fixed, **params,
         out_zero_point=a["out_zero_point"])
-    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [])
+    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [],
+                  scratch_bytes=4 * shape[axis] if fixed else 0)   # the fixed path's int32 exps of one row

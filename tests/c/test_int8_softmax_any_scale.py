@@ -99,3 +99,18 @@ def test_generated_c_exact_vs_float64(n, out_q, s_in, tmp_path):
     assert ["qnn.softmax"] in [list(k.ops) for k in result.kernels]
     code = "\n".join(f.read_text() for f in tmp_path.rglob("*.c"))
     assert code and "exp(" not in code and "double" not in code
+
+
+def test_fixed_point_exps_in_the_arena(tmp_path):
+    """TFLM's (1/256, -128) path keeps its row of int32 exps in the kernel's scratch, planned in the
+    arena (1000 classes: 4000 bytes), not on the C stack; the C still equals the fixed-point twin."""
+    rng = np.random.default_rng(14)
+    x = rng.integers(-128, 128, (3, 1000)).astype(np.int8)   # random rows (TFLM rejects 512+ ties)
+    in_q = (0.0371, 5)
+    model = qb.unary("Softmax", x.shape, in_q)
+    (got,), result = compile_and_run(model, [x], tmp_path)
+    np.testing.assert_array_equal(got, quant.softmax_int8(x, quant.softmax_params(in_q[0])))
+    (step,) = [s for s in result.steps if s.kernel.ops == ["qnn.softmax"]]
+    assert step.kernel.scratch_bytes == 4000 and result.arena_bytes >= 2 * x.size + 4000
+    code = "\n".join(f.read_text() for f in tmp_path.rglob("*.c"))
+    assert "int32_t e[" not in code and "(int32_t *)scratch" in code
