@@ -192,7 +192,7 @@ def softmax_params(in_scale: float, beta: float = 1.0) -> dict:
 def softmax_is_fixed_point(in_scale: float, out_scale: float, out_zero_point: int, beta: float = 1.0) -> bool:
     """Whether qnn.softmax runs TFLM's fixed-point kernel: output (1/256, -128) in float32, and a
     beta·input scale TFLM accepts (> 2^-26). Other output quantizations (ONNX QDQ models may pick
-    any) have no TFLM counterpart and keep the float fallback of QSoftmax."""
+    any) have no TFLM counterpart and take the integer table path (softmax_int8_table)."""
     real = float(np.float32(beta)) * float(np.float32(in_scale)) * float(1 << (31 - SOFTMAX_DIFF_INT_BITS))
     return (np.float32(out_scale) == np.float32(SOFTMAX_OUT_Q[0]) and int(out_zero_point) == SOFTMAX_OUT_Q[1]
             and real > 1.0)
