@@ -192,7 +192,7 @@ def softmax_params(in_scale: float, beta: float = 1.0) -> dict:
 def softmax_is_fixed_point(in_scale: float, out_scale: float, out_zero_point: int, beta: float = 1.0) -> bool:
     """Whether qnn.softmax runs TFLM's fixed-point kernel: output (1/256, -128) in float32, and a
     beta·input scale TFLM accepts (> 2^-26). Other output quantizations (ONNX QDQ models may pick
-    any) have no TFLM counterpart and keep the float fallback of QSoftmax."""
+    any) have no TFLM counterpart and take the integer table path (softmax_int8_table)."""
     real = float(np.float32(beta)) * float(np.float32(in_scale)) * float(1 << (31 - SOFTMAX_DIFF_INT_BITS))
     return (np.float32(out_scale) == np.float32(SOFTMAX_OUT_Q[0]) and int(out_zero_point) == SOFTMAX_OUT_Q[1]
             and real > 1.0)
@@ -289,3 +289,40 @@ def sub_as_add(a_q, b_q, out_q) -> dict:
         raise ValueError("int8 SUB with these scales has no exact tinyfuse kernel (a rounding tie of the "
                          "negated multiplier differs from TFLM)")
     return {**params, "real_scales": (float(np.float32(a_q[0])), -float(np.float32(b_q[0])), float(np.float32(out_q[0])))}
+
+
+def softmax_table_params(in_scale: float, out_scale: float, length: int) -> dict:
+    """Tables of the integer qnn.softmax for any output quantization (not TFLM's (1/256, -128)).
+
+    The input is int8, so d = max(x) − x takes at most 256 values and exp(−d·s_in) as many:
+    ``exp_table[d]`` = round(exp(−d·s_in)·2^frac_bits) and ``out_table[d]`` =
+    round(exp(−d·s_in)/s_out·2^frac_bits), both int64 [256], s_in and s_out the float32 scales in
+    float64 (as the ONNX reference computes). frac_bits (≤ 62) keeps length·2^frac_bits and
+    2^frac_bits/s_out below 2^62, so the row sum and every quotient fit in 64 bits. Raises ValueError
+    for an output scale below 2^-30 (no room left for the fraction)."""
+    s_in, s_out = float(np.float32(in_scale)), float(np.float32(out_scale))
+    frac_bits = min(62 - max(int(length) - 1, 0).bit_length(), 62 - max(math.ceil(math.log2(1.0 / s_out)), 0))
+    if frac_bits < 32:
+        raise ValueError(f"softmax output scale {s_out} too small for the integer table")
+    e = np.exp(-np.arange(256, dtype=np.float64) * s_in)
+    exp_table = np.array([round(math.ldexp(v, frac_bits)) for v in e.tolist()], np.int64)
+    out_table = np.array([round(math.ldexp(v / s_out, frac_bits)) for v in e.tolist()], np.int64)
+    return {"frac_bits": frac_bits, "exp_table": exp_table, "out_table": out_table}
+
+
+def softmax_int8_table(x, in_scale: float, out_scale: float, out_zero_point: int, axis: int = -1) -> np.ndarray:
+    """int8 softmax with any output quantization, in integers only (``softmax_table_params``):
+    sum = Σ exp_table[max − x] (64-bit), y = sat_int8(round_half_even(out_table[max − x] / sum) + z_out),
+    the division exact (quotient and remainder; a remainder of exactly half rounds to the even quotient,
+    as ONNX QuantizeLinear does). This is y = round(exp(r_i − max r) / Σ exp(r_j − max r) / s_out) + z_out
+    of the ONNX Softmax + QuantizeLinear definition with the exps to 2^-frac_bits: equal to the float64
+    reference except where that reference lies within ~N·2^-frac_bits/s_out of a half (never met on the
+    test rows; exact ties, e.g. every element equal, come out exact). x: int8, any shape; returns int8."""
+    x = np.moveaxis(np.asarray(x).astype(np.int64), axis, -1)
+    p = softmax_table_params(in_scale, out_scale, x.shape[-1])
+    d = x.max(axis=-1, keepdims=True) - x
+    total = p["exp_table"][d].sum(axis=-1, keepdims=True)       # < 2^62 by the choice of frac_bits
+    u = p["out_table"][d]
+    q, r = u // total, u % total
+    q = q + ((r > total - r) | ((r == total - r) & (q % 2 == 1)))
+    return np.moveaxis(saturate(np.minimum(q, 512) + int(out_zero_point)), -1, axis)

@@ -1,8 +1,10 @@
 """qnn.softmax: a hand-written template (no isl), like the float softmax.
 
 Output (1/256, -128), TFLite's only int8 softmax output: TFLM's fixed-point kernel, integer only
-(parameters from quant.softmax_params, helpers in tinyfuse/quant.h). Any other output quantization
-(ONNX QDQ models may choose one) keeps the float fallback of QSoftmax, in double with exp()."""
+(parameters from quant.softmax_params, helpers in tinyfuse/quant.h); the int32 exps of one row live
+in the kernel's scratch (4·length bytes, planned in the arena like a tensor live during the call). Any other output quantization
+(ONNX QDQ models may choose one, onnxruntime 1/255): integer only too, two 256-entry int64 tables per
+input/output scale in flash (quant.softmax_table_params), a 64-bit sum and an exact rounding division."""
 import numpy as np
 
 from .. import quant
@@ -11,18 +13,21 @@ from .kernel import Kernel
 from .registry import lowering
 
 
-def _double(v: float) -> str:
-    return repr(float(np.float32(v)))  # the float32 scale, exactly, as a double literal
-
-
 @lowering("qnn.softmax")
 def lower_qsoftmax(fn, anchor, epi, pool, name) -> Kernel:
     a = anchor.attrs
     shape, axis = anchor.ty.shape, a["axis"] % anchor.ty.ndim
     fixed = quant.softmax_is_fixed_point(a["in_scale"], a["out_scale"], a["out_zero_point"])
-    params = quant.softmax_params(a["in_scale"]) if fixed else {}
+    if fixed:
+        params = quant.softmax_params(a["in_scale"])
+    else:
+        t = quant.softmax_table_params(a["in_scale"], a["out_scale"], shape[axis])
+        params = {k: pool.ref(t[k], key=("softmax", k, float(np.float32(a["in_scale"])),
+                                         float(np.float32(a["out_scale"])), t["frac_bits"]))
+                  for k in ("exp_table", "out_table")}
     loops = template("softmax/ref_int8.c.j2").render(
         outer=int(np.prod(shape[:axis])), length=shape[axis], inner=int(np.prod(shape[axis + 1:])),
         fixed=fixed, **params,
-        in_scale=_double(a["in_scale"]), out_scale=_double(a["out_scale"]), out_zero_point=a["out_zero_point"])
-    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [])
+        out_zero_point=a["out_zero_point"])
+    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [],
+                  scratch_bytes=4 * shape[axis] if fixed else 0)   # the fixed path's int32 exps of one row

@@ -177,9 +177,10 @@ class LUT(OpDef):
 class QSoftmax(OpDef):
     """int8 softmax along `axis`. With output (1/256, -128), the only one TFLite allows, it is TFLM's
     fixed-point kernel bit for bit (quant.softmax_int8: gemmlowp exp, Q12.19 sum, reciprocal).
-    Any other output quantization (possible in ONNX QDQ models) has no TFLM counterpart: the float
-    fallback below takes the softmax of the dequantized input in double and quantizes it with
-    rounding half away from zero (within 1 LSB of TFLM's fixed point when the output is (1/256, -128))."""
+    Any other output quantization (possible in ONNX QDQ models, e.g. onnxruntime's 1/255) has no TFLM
+    counterpart: quant.softmax_int8_table, integer only (256-entry exp tables per input scale, a 64-bit
+    sum, an exact division rounding half to even as ONNX QuantizeLinear), equal to the float64 ONNX
+    reference on every tested row (tests/c/test_int8_softmax_any_scale.py)."""
     name, pattern, num_inputs = "qnn.softmax", OpPattern.OPAQUE, 1
     cost_feature, cost_family = True, "softmax"
     attrs = {"axis": -1, "in_scale": 1.0, "in_zero_point": 0, "out_scale": 1.0 / 256, "out_zero_point": -128}
@@ -190,11 +191,7 @@ class QSoftmax(OpDef):
     def compute(self, x, axis, in_scale, in_zero_point, out_scale, out_zero_point):
         if quant.softmax_is_fixed_point(in_scale, out_scale, out_zero_point):
             return quant.softmax_int8(x, quant.softmax_params(in_scale), axis=axis)
-        d = (x.astype(np.int64) - x.max(axis=axis, keepdims=True)).astype(np.float64)
-        e = np.exp(d * np.float64(np.float32(in_scale)))   # the zero point cancels: x − max(x)
-        total = np.moveaxis(np.cumsum(np.moveaxis(e, axis, -1), axis=-1)[..., -1:], -1, axis)  # C's sum order
-        p = e / total
-        return quant.saturate(quant.round_half_away(p / np.float64(np.float32(out_scale))) + out_zero_point)
+        return quant.softmax_int8_table(x, in_scale, out_scale, out_zero_point, axis=axis)
 
 
 @register_op

@@ -11,7 +11,8 @@ compiler/quant.py (softmax_params, softmax_int8; QSoftmax.compute) and runtime_c
   (b) the generated C equals TFLM on C_CASES of them (ONNX QDQ twin:
       DequantizeLinear → Softmax(axis=-1) → QuantizeLinear(1/256, -128));
   (c) the C helpers of quant.h equal their numpy twins on many raw fixed-point values;
-  (d) an output quantization other than (1/256, -128) keeps the documented float fallback.
+  (d) an output quantization other than (1/256, -128) takes the integer table path, within half an
+      LSB of the real softmax here (exactness vs float64: test_int8_softmax_any_scale.py).
 """
 from __future__ import annotations
 
@@ -126,7 +127,7 @@ def test_qsoftmax_op_any_axis():
 
 
 def test_fallback_for_other_output_quantization():
-    """No TFLM counterpart: the float path, within 1 LSB of the exact real softmax."""
+    """No TFLM counterpart: the integer table path, within half an LSB of the real softmax."""
     op = get_op("qnn.softmax")
     for i in (1, 2, 3):
         in_q, x, _, _ = _case(i)
@@ -160,7 +161,7 @@ def test_generated_c_equals_tflm(i, tmp_path):
 
 
 def test_generated_c_fallback(tmp_path):
-    """Output (1/128, 0): the float fallback in C equals QSoftmax.compute."""
+    """Output (1/128, 0): the integer table path in C equals QSoftmax.compute."""
     in_q, x, _, _ = _case(2)
     out_q = (1 / 128, 0)
     g = qb._Graph()
