@@ -217,13 +217,19 @@ def evaluate_real(fn: Function, inputs: list[np.ndarray], rounding: str, fixed: 
 
 
 # ops outside REAL_RULES whose int8 result its numpy compute gives exactly (no rounding): data movement,
-# clamps, and the horizontal container (its members are evaluated by their own ops' computes)
+# clamps, and the horizontal container (its members are evaluated by their own ops' computes). Int8
+# concatenate and nn.pad copy elements (legalize_qdq requantizes the operands first, and an int8 pad's
+# pad_value is already the integer round(v/s_out)+z_out), but are not ``moves_data`` ops (legalize_qdq
+# treats those as scale-preserving): named here.
+EXACT_COPIES = ("concatenate", "nn.pad")
+
+
 def _require_exact(node, opdef) -> None:
     """MissingRealFacts for an op with an int8/uint8 result that rounds and has no real rule: its
     fixed-point ``compute`` would otherwise stand in for real arithmetic."""
     if str(node.ty.dtype) not in INT_DTYPES or node.op == "horizontal":
         return
-    if opdef.moves_data or opdef.is_view or opdef.clamps:
+    if opdef.moves_data or opdef.is_view or opdef.clamps or node.op in EXACT_COPIES:
         return
     raise MissingRealFacts(f"{node.op} '{node.span}' has an int8 result and no real-arithmetic rule")
 
