@@ -1,7 +1,8 @@
 """Differential fuzzing: random valid ONNX graphs through tinyfuse (compile → C → gcc → run), compared
-with onnxruntime (float: |C − ORT| ≤ 1e-4 · max|ORT|) and, for int8 QDQ graphs, with the compiler's
-own numpy reference (``run_module(result.module, inputs)`` must equal the C output exactly; the LSB
-difference to onnxruntime, which requantizes in float, is recorded and bounded by ``LSB_LIMIT``).
+with onnxruntime (float: |C − ORT| ≤ 1e-4 · max|ORT|) and, for int8 QDQ graphs, with the per-kernel
+real-arithmetic oracle (harness/real_oracle.py: every int8 kernel within 1 LSB of the real arithmetic of
+its ops, on its own C inputs) and with the compiler's own numpy reference (``run_module(result.module,
+inputs)`` must equal the C output exactly); the LSB difference to onnxruntime, which requantizes in float, is recorded and bounded by ``LSB_LIMIT``).
 
 A graph is a *spec*: plain data (dicts and lists, JSON-able) that ``build_model`` turns into ONNX.
 Layers name their operands relative to the values built so far (``src`` 1 = the latest), and a layer
@@ -43,7 +44,16 @@ ACTS = ["Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Cli
 # --------------------------------------------------------------------------- random specs
 
 def random_spec(seed: int, quant: bool | None = None) -> dict:
-    """A random graph spec from ``seed`` (the same seed always gives the same spec)."""
+    """A random graph spec from ``seed`` (the same seed always gives the same spec). Half of the int8
+    specs draw their quantization parameters by hand (``qdq: "hand"``, tests/fuzz/handqdq.py), from
+    a generator of their own so the layers of a seed do not depend on it."""
+    spec = _random_spec(seed, quant)
+    if spec["quant"] and np.random.default_rng([seed, 5]).random() < 0.5:
+        spec["qdq"] = "hand"
+    return spec
+
+
+def _random_spec(seed: int, quant: bool | None) -> dict:
     rng = np.random.default_rng(seed)
     quant = bool(rng.random() < 0.35) if quant is None else quant
     if rng.random() < 0.15:
@@ -369,8 +379,15 @@ def quantize_qdq(model: onnx.ModelProto, spec: dict) -> onnx.ModelProto:
 
 
 def spec_model(spec: dict) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """The ONNX model of ``spec`` (float; QDQ int8 by onnxruntime's quantizer, or with hand-drawn
+    quantization parameters when ``spec["qdq"] == "hand"``, tests/fuzz/handqdq.py) and its input."""
     model, feeds = build_model(spec)
-    return (quantize_qdq(model, spec) if spec["quant"] else model), feeds
+    if not spec["quant"]:
+        return model, feeds
+    if spec.get("qdq") == "hand":
+        from tests.fuzz.handqdq import hand_qdq
+        return hand_qdq(model, feeds, spec["seed"]), feeds
+    return quantize_qdq(model, spec), feeds
 
 
 # --------------------------------------------------------------------------- one differential run
@@ -379,6 +396,7 @@ def spec_model(spec: dict) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
 class Outcome:
     """``status``: ok | rejected (a clear TinyfuseError) | crash (any other exception, gcc error,
     nonzero exit) | mismatch (float vs ORT) | mismatch_ref (int8 C vs numpy reference) |
+    mismatch_real (an int8 kernel more than 1 LSB from real arithmetic, or without real facts) |
     mismatch_ort (int8 more than LSB_LIMIT from ORT)."""
 
     status: str
@@ -467,6 +485,12 @@ def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path 
             if not same:
                 return Outcome("mismatch_ref", f"output {i}: {int(np.sum(o != r))}/{o.size} C outputs differ from "
                                f"the numpy reference", **info)
+        try:
+            bad = _real_oracle(result, inputs, work)
+        except Exception as e:  # noqa: BLE001 - the oracle or the trace build refusing the model
+            return Outcome("crash", f"real oracle: {type(e).__name__}: {_last_frame(e)}", **info)
+        if bad:
+            return Outcome("mismatch_real", bad, **info)
         lsb = 0
         for o, r, s in zip(outs, refs, scales):
             if s:
@@ -477,6 +501,14 @@ def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path 
     finally:
         if own:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _real_oracle(result, inputs, work: Path) -> str:
+    """The per-kernel real-arithmetic oracle (harness/real_oracle.py) on the C run's own kernel
+    inputs, ONNX rounding (half to even): '' when every int8 kernel is within 1 LSB, else why not."""
+    from tinyfuse.harness.real_oracle import check_kernels, report_lines
+    report = check_kernels(result, inputs, work / "trace", "half_even")
+    return "" if report.holds else "; ".join(report_lines(report))
 
 
 def check_spec(spec: dict, workdir: Path | None = None) -> Outcome:
