@@ -32,6 +32,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from tests.fuzz.newops import NEW_OPS, build_new_layer, random_new_layer
+
 ROOT = Path(__file__).resolve().parents[2]
 CFLAGS = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror"]
 FLOAT_REL = 1e-4            # the issue's float criterion: 1e-4 x max|ref|
@@ -48,6 +50,11 @@ def random_spec(seed: int, quant: bool | None = None) -> dict:
     specs draw their quantization parameters by hand (``qdq: "hand"``, tests/fuzz/handqdq.py), from
     a generator of their own so the layers of a seed do not depend on it."""
     spec = _random_spec(seed, quant)
+    extra = np.random.default_rng([seed, 6])          # the new ops' layers, inserted among the others
+    if len(spec["input"]) == 4 and extra.random() < 0.5:
+        for _ in range(int(extra.integers(1, 3))):
+            pos = int(extra.integers(0, len(spec["layers"]) + 1))
+            spec["layers"].insert(pos, random_new_layer(extra, len(spec["layers"])))
     if spec["quant"] and np.random.default_rng([seed, 5]).random() < 0.5:
         spec["qdq"] = "hand"
     return spec
@@ -200,6 +207,8 @@ def _layer(b: _Builder, layer: dict) -> None:
     x, shape = b.pick(layer.get("src", 1))
     rank4 = len(shape) == 4
     rng = _rng(b.spec, layer)
+    if op in NEW_OPS:
+        build_new_layer(b, layer, x, shape, rng)
     if op == "conv" and rank4:
         n, c, h, w = shape
         kind = layer["kind"]
