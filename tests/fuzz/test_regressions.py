@@ -71,6 +71,12 @@ REGRESSIONS = {
         conv(kind="depthwise", k=[3, 1], pads=[0, 0, 4, 0], act="Sigmoid"),
         conv(k=[2, 5], pads=[0, 4, 0, 4], wseed=4),
         {"op": "pad", "src": 1, "pads": [1, 2, 1, 0], "value": 0.5}], quant=True),
+    # Hand-drawn QDQ (tests/fuzz/handqdq.py) gave an int8 PRelu the input zero point -128: the C's
+    # "x >= -128" on an int8 x stopped gcc -Wextra -Werror (type-limits). Fixed in
+    # codegen_templates/expr/qnn.c.j2 (the test is x - z_x >= 0 in int).
+    "seed7052_int8_prelu_input_zero_point_min": {**spec(7052, [1, 1, 1, 2], [
+        conv(out=3, k=[5, 3], stride=[3, 3], pads=[3, 1, 3, 0], act="Sigmoid"),
+        {"op": "prelu", "src": 2, "wseed": 301}], quant=True), "qdq": "hand"},
 }
 
 
