@@ -77,6 +77,11 @@ REGRESSIONS = {
     "seed7052_int8_prelu_input_zero_point_min": {**spec(7052, [1, 1, 1, 2], [
         conv(out=3, k=[5, 3], stride=[3, 3], pads=[3, 1, 3, 0], act="Sigmoid"),
         {"op": "prelu", "src": 2, "wseed": 301}], quant=True), "qdq": "hand"},
+    # Hand-drawn QDQ: the int8 clip after a conv + BatchNormalization (float fallback) had the bound
+    # -128 on an int8 value, "v < -128" stopped gcc -Wextra -Werror (type-limits). Fixed in
+    # codegen_templates/expr/elemwise.c.j2 (a bound at the 8-bit type's limit is no bound).
+    "seed6074_int8_clip_bound_at_type_limit": {**spec(6074, [1, 1, 4, 3], [
+        conv(out=7, bn=True, act="Clip", lo=-0.35986064771334547, hi=5.989766671334636)], quant=True), "qdq": "hand"},
 }
 
 
