@@ -440,8 +440,11 @@ def output_scales(model: onnx.ModelProto) -> list[float | None]:
     return out
 
 
-def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path | None = None) -> Outcome:
-    """The whole differential check of one model (see Outcome)."""
+def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path | None = None,
+                lsb_limit: int | None = LSB_LIMIT) -> Outcome:
+    """The whole differential check of one model (see Outcome). ``lsb_limit`` None: the int8 LSB
+    difference to onnxruntime is recorded, not judged (hand-drawn QDQ: multipliers > 1 amplify the
+    1-LSB steps the real-arithmetic oracle allows per kernel, so only that oracle judges)."""
     from tinyfuse.driver import compile_model
     from tinyfuse.errors import TinyfuseError
     from tinyfuse.harness import build_host, run_host
@@ -504,8 +507,8 @@ def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path 
         for o, r, s in zip(outs, refs, scales):
             if s:
                 lsb = max(lsb, int(np.max(np.rint(np.abs(o.astype(np.float64) - r.astype(np.float64)) / s))))
-        if lsb > LSB_LIMIT:
-            return Outcome("mismatch_ort", f"{lsb} LSB from onnxruntime (limit {LSB_LIMIT})", lsb=lsb, **info)
+        if lsb_limit is not None and lsb > lsb_limit:
+            return Outcome("mismatch_ort", f"{lsb} LSB from onnxruntime (limit {lsb_limit})", lsb=lsb, **info)
         return Outcome("ok", lsb=lsb, **info)
     finally:
         if own:
@@ -525,7 +528,7 @@ def check_spec(spec: dict, workdir: Path | None = None) -> Outcome:
         model, feeds = spec_model(spec)
     except Exception as e:  # noqa: BLE001 - a generator or quantizer problem, reported as such
         return Outcome("rejected", f"generator/quantizer: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-    return check_model(model, feeds, spec["quant"], workdir)
+    return check_model(model, feeds, spec["quant"], workdir, None if spec.get("qdq") == "hand" else LSB_LIMIT)
 
 
 def _last_frame(e: BaseException) -> str:
