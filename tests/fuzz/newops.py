@@ -49,6 +49,8 @@ def _resize(b, x, shape, layer):
     oh, ow = int(np.floor(h * np.float32(sh))), int(np.floor(w * np.float32(sw)))
     if oh < 1 or ow < 1:
         return
+    if layer["coord"] == "align_corners" and (oh != h * sh or ow != w * sw):
+        return   # in·scale not whole: ONNX's length_resized (in·scale, tinyfuse) and onnxruntime's (out) differ
     attrs = dict(mode=layer["mode"], coordinate_transformation_mode=layer["coord"])
     if layer["mode"] == "nearest":
         attrs["nearest_mode"] = layer["nearest"]
