@@ -82,6 +82,14 @@ REGRESSIONS = {
     # codegen_templates/expr/elemwise.c.j2 (a bound at the 8-bit type's limit is no bound).
     "seed6074_int8_clip_bound_at_type_limit": {**spec(6074, [1, 1, 4, 3], [
         conv(out=7, bn=True, act="Clip", lo=-0.35986064771334547, hi=5.989766671334636)], quant=True), "qdq": "hand"},
+    # int8 linear and nearest Resize had no real-arithmetic rule: the oracle refused the kernel
+    # (mismatch_real, "no real-arithmetic rule"). Fixed in harness/real_oracle.py (_resize).
+    "seed5661_int8_resize_linear_real_rule": spec(5661, [1, 2, 4, 4], [
+        conv(kind="pointwise", out=2, k=[1, 1], bias=True),
+        {"op": "resize", "src": 1, "wseed": 300, "mode": "linear", "coord": "half_pixel", "nearest": "floor",
+         "scales": [2.0, 1.5]},
+        {"op": "resize", "src": 1, "wseed": 301, "mode": "nearest", "coord": "asymmetric", "nearest": "floor",
+         "scales": [0.5, 1.0]}], quant=True),
 }
 
 
