@@ -2,7 +2,11 @@
 with onnxruntime (float: |C − ORT| ≤ 1e-4 · max|ORT|) and, for int8 QDQ graphs, with the per-kernel
 real-arithmetic oracle (harness/real_oracle.py: every int8 kernel within 1 LSB of the real arithmetic of
 its ops, on its own C inputs) and with the compiler's own numpy reference (``run_module(result.module,
-inputs)`` must equal the C output exactly); the LSB difference to onnxruntime, which requantizes in float, is recorded and bounded by ``LSB_LIMIT``).
+inputs)`` must equal the C output exactly); the LSB difference to onnxruntime, which requantizes in
+float, is recorded and, for graphs quantized by onnxruntime's quantizer, bounded by ``LSB_LIMIT``.
+Half the int8 graphs draw their quantization by hand (tests/fuzz/handqdq.py: weight scales 2^-20..2^4
+per channel, multipliers > 1, zero points at -128/127), and half the rank-4 graphs get layers of the
+newer ops (tests/fuzz/newops.py: Resize, ConvTranspose, PRelu, Slice, Split, Gather, Expand, Tile).
 
 A graph is a *spec*: plain data (dicts and lists, JSON-able) that ``build_model`` turns into ONNX.
 Layers name their operands relative to the values built so far (``src`` 1 = the latest), and a layer
