@@ -161,10 +161,30 @@ def _prelu(node, args, rounding):
     return _quantize(np.where(x >= 0, x, x * a) / s_out, p["output_zero_point"], rounding)
 
 
+def _resize(node, args, rounding):
+    """int8 nn.resize2d: nearest copies elements (exact); linear interpolates the int8 values in
+    float64 with the float tables' weights (w0 + w1 = 1, so the zero point cancels and the scale is
+    kept: ONNX DequantizeLinear → Resize → QuantizeLinear), rounded once."""
+    opdef, x = get_op("nn.resize2d"), args[0]
+    a = {**opdef.attrs, **node.attrs}
+    if a["method"] == "nearest":
+        return opdef.compute(x, **node.attrs)
+    hax, wax = (2, 3) if a["layout"] == "NCHW" else (1, 2)
+    ty, tx = opdef.tables(x.shape, a, "float32")
+
+    def along(arr, t, ax):
+        shape = [1] * arr.ndim
+        shape[ax] = -1
+        w0, w1 = (np.asarray(w, np.float64).reshape(shape) for w in (t.w0, t.w1))
+        return arr.take(t.i0, ax) * w0 + arr.take(t.i1, ax) * w1
+
+    return _quantize(along(along(x.astype(np.float64), ty, hax), tx, wax), 0, rounding)
+
+
 REAL_RULES = {
     "qnn.requantize": _requantize, "qnn.add": _binary, "qnn.mul": _binary, "qnn.softmax": _softmax,
     "qnn.avg_pool2d": _avg_pool, "qnn.layer_norm": _layer_norm, "qnn.lut": _lut, "qnn.quantize": _quantize_op,
-    "qnn.dequantize": _dequantize, "qnn.prelu": _prelu,
+    "qnn.dequantize": _dequantize, "qnn.prelu": _prelu, "nn.resize2d": _resize,
 }
 
 
@@ -222,13 +242,19 @@ def evaluate_real(fn: Function, inputs: list[np.ndarray], rounding: str, fixed: 
 
 
 # ops outside REAL_RULES whose int8 result its numpy compute gives exactly (no rounding): data movement
-# and clamps (a ``horizontal`` container is evaluated branch by branch above)
+# and clamps (a ``horizontal`` container is evaluated branch by branch above). Int8 concatenate and
+# nn.pad copy elements (legalize_qdq requantizes the operands first, and an int8 pad's pad_value is
+# already the integer round(v/s_out)+z_out), but are not ``moves_data`` ops (legalize_qdq treats those
+# as scale-preserving): named here.
+EXACT_COPIES = ("concatenate", "nn.pad")
+
+
 def _require_exact(node, opdef) -> None:
     """MissingRealFacts for an op with an int8/uint8 result that rounds and has no real rule: its
     fixed-point ``compute`` would otherwise stand in for real arithmetic."""
     if str(node.ty.dtype) not in INT_DTYPES:
         return
-    if opdef.moves_data or opdef.is_view or opdef.clamps:
+    if opdef.moves_data or opdef.is_view or opdef.clamps or node.op in EXACT_COPIES:
         return
     raise MissingRealFacts(f"{node.op} '{node.span}' has an int8 result and no real-arithmetic rule")
 

@@ -1,7 +1,12 @@
 """Differential fuzzing: random valid ONNX graphs through tinyfuse (compile → C → gcc → run), compared
-with onnxruntime (float: |C − ORT| ≤ 1e-4 · max|ORT|) and, for int8 QDQ graphs, with the compiler's
-own numpy reference (``run_module(result.module, inputs)`` must equal the C output exactly; the LSB
-difference to onnxruntime, which requantizes in float, is recorded and bounded by ``LSB_LIMIT``).
+with onnxruntime (float: |C − ORT| ≤ 1e-4 · max|ORT|) and, for int8 QDQ graphs, with the per-kernel
+real-arithmetic oracle (harness/real_oracle.py: every int8 kernel within 1 LSB of the real arithmetic of
+its ops, on its own C inputs) and with the compiler's own numpy reference (``run_module(result.module,
+inputs)`` must equal the C output exactly); the LSB difference to onnxruntime, which requantizes in
+float, is recorded and, for graphs quantized by onnxruntime's quantizer, bounded by ``LSB_LIMIT``.
+Half the int8 graphs draw their quantization by hand (tests/fuzz/handqdq.py: weight scales 2^-20..2^4
+per channel, multipliers > 1, zero points at -128/127), and half the rank-4 graphs get layers of the
+newer ops (tests/fuzz/newops.py: Resize, ConvTranspose, PRelu, Slice, Split, Gather, Expand, Tile).
 
 A graph is a *spec*: plain data (dicts and lists, JSON-able) that ``build_model`` turns into ONNX.
 Layers name their operands relative to the values built so far (``src`` 1 = the latest), and a layer
@@ -31,6 +36,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from tests.fuzz.newops import NEW_OPS, build_new_layer, random_new_layer
+
 ROOT = Path(__file__).resolve().parents[2]
 CFLAGS = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror"]
 FLOAT_REL = 1e-4            # the issue's float criterion: 1e-4 x max|ref|
@@ -43,7 +50,21 @@ ACTS = ["Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Cli
 # --------------------------------------------------------------------------- random specs
 
 def random_spec(seed: int, quant: bool | None = None) -> dict:
-    """A random graph spec from ``seed`` (the same seed always gives the same spec)."""
+    """A random graph spec from ``seed`` (the same seed always gives the same spec). Half of the int8
+    specs draw their quantization parameters by hand (``qdq: "hand"``, tests/fuzz/handqdq.py), from
+    a generator of their own so the layers of a seed do not depend on it."""
+    spec = _random_spec(seed, quant)
+    extra = np.random.default_rng([seed, 6])          # the new ops' layers, inserted among the others
+    if len(spec["input"]) == 4 and extra.random() < 0.5:
+        for _ in range(int(extra.integers(1, 3))):
+            pos = int(extra.integers(0, len(spec["layers"]) + 1))
+            spec["layers"].insert(pos, random_new_layer(extra, len(spec["layers"])))
+    if spec["quant"] and np.random.default_rng([seed, 5]).random() < 0.5:
+        spec["qdq"] = "hand"
+    return spec
+
+
+def _random_spec(seed: int, quant: bool | None) -> dict:
     rng = np.random.default_rng(seed)
     quant = bool(rng.random() < 0.35) if quant is None else quant
     if rng.random() < 0.15:
@@ -190,6 +211,8 @@ def _layer(b: _Builder, layer: dict) -> None:
     x, shape = b.pick(layer.get("src", 1))
     rank4 = len(shape) == 4
     rng = _rng(b.spec, layer)
+    if op in NEW_OPS:
+        build_new_layer(b, layer, x, shape, rng)
     if op == "conv" and rank4:
         n, c, h, w = shape
         kind = layer["kind"]
@@ -369,8 +392,15 @@ def quantize_qdq(model: onnx.ModelProto, spec: dict) -> onnx.ModelProto:
 
 
 def spec_model(spec: dict) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """The ONNX model of ``spec`` (float; QDQ int8 by onnxruntime's quantizer, or with hand-drawn
+    quantization parameters when ``spec["qdq"] == "hand"``, tests/fuzz/handqdq.py) and its input."""
     model, feeds = build_model(spec)
-    return (quantize_qdq(model, spec) if spec["quant"] else model), feeds
+    if not spec["quant"]:
+        return model, feeds
+    if spec.get("qdq") == "hand":
+        from tests.fuzz.handqdq import hand_qdq
+        return hand_qdq(model, feeds, spec["seed"]), feeds
+    return quantize_qdq(model, spec), feeds
 
 
 # --------------------------------------------------------------------------- one differential run
@@ -379,6 +409,7 @@ def spec_model(spec: dict) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
 class Outcome:
     """``status``: ok | rejected (a clear TinyfuseError) | crash (any other exception, gcc error,
     nonzero exit) | mismatch (float vs ORT) | mismatch_ref (int8 C vs numpy reference) |
+    mismatch_real (an int8 kernel more than 1 LSB from real arithmetic, or without real facts) |
     mismatch_ort (int8 more than LSB_LIMIT from ORT)."""
 
     status: str
@@ -413,8 +444,11 @@ def output_scales(model: onnx.ModelProto) -> list[float | None]:
     return out
 
 
-def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path | None = None) -> Outcome:
-    """The whole differential check of one model (see Outcome)."""
+def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path | None = None,
+                lsb_limit: int | None = LSB_LIMIT) -> Outcome:
+    """The whole differential check of one model (see Outcome). ``lsb_limit`` None: the int8 LSB
+    difference to onnxruntime is recorded, not judged (hand-drawn QDQ: multipliers > 1 amplify the
+    1-LSB steps the real-arithmetic oracle allows per kernel, so only that oracle judges)."""
     from tinyfuse.driver import compile_model
     from tinyfuse.errors import TinyfuseError
     from tinyfuse.harness import build_host, run_host
@@ -467,16 +501,30 @@ def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path 
             if not same:
                 return Outcome("mismatch_ref", f"output {i}: {int(np.sum(o != r))}/{o.size} C outputs differ from "
                                f"the numpy reference", **info)
+        try:
+            bad = _real_oracle(result, inputs, work)
+        except Exception as e:  # noqa: BLE001 - the oracle or the trace build refusing the model
+            return Outcome("crash", f"real oracle: {type(e).__name__}: {_last_frame(e)}", **info)
+        if bad:
+            return Outcome("mismatch_real", bad, **info)
         lsb = 0
         for o, r, s in zip(outs, refs, scales):
             if s:
                 lsb = max(lsb, int(np.max(np.rint(np.abs(o.astype(np.float64) - r.astype(np.float64)) / s))))
-        if lsb > LSB_LIMIT:
-            return Outcome("mismatch_ort", f"{lsb} LSB from onnxruntime (limit {LSB_LIMIT})", lsb=lsb, **info)
+        if lsb_limit is not None and lsb > lsb_limit:
+            return Outcome("mismatch_ort", f"{lsb} LSB from onnxruntime (limit {lsb_limit})", lsb=lsb, **info)
         return Outcome("ok", lsb=lsb, **info)
     finally:
         if own:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _real_oracle(result, inputs, work: Path) -> str:
+    """The per-kernel real-arithmetic oracle (harness/real_oracle.py) on the C run's own kernel
+    inputs, ONNX rounding (half to even): '' when every int8 kernel is within 1 LSB, else why not."""
+    from tinyfuse.harness.real_oracle import check_kernels, report_lines
+    report = check_kernels(result, inputs, work / "trace", "half_even")
+    return "" if report.holds else "; ".join(report_lines(report))
 
 
 def check_spec(spec: dict, workdir: Path | None = None) -> Outcome:
@@ -484,7 +532,7 @@ def check_spec(spec: dict, workdir: Path | None = None) -> Outcome:
         model, feeds = spec_model(spec)
     except Exception as e:  # noqa: BLE001 - a generator or quantizer problem, reported as such
         return Outcome("rejected", f"generator/quantizer: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-    return check_model(model, feeds, spec["quant"], workdir)
+    return check_model(model, feeds, spec["quant"], workdir, None if spec.get("qdq") == "hand" else LSB_LIMIT)
 
 
 def _last_frame(e: BaseException) -> str:
@@ -563,6 +611,7 @@ def campaign(seeds, quant=None, minimise_failures=True, progress=True, log=None)
     """Run every seed; returns counts, the failures (with minimised specs) and the int8 LSB histogram."""
     counts: dict[str, int] = {}
     lsb_hist: dict[int, int] = {}
+    hand_hist: dict[int, int] = {}    # hand-drawn QDQ graphs' LSB to onnxruntime (recorded, not judged)
     failures = []
     quiet()
     bar = None
@@ -577,7 +626,8 @@ def campaign(seeds, quant=None, minimise_failures=True, progress=True, log=None)
             out = check_spec(spec, work)
             counts[out.status] = counts.get(out.status, 0) + 1
             if out.lsb is not None:
-                lsb_hist[out.lsb] = lsb_hist.get(out.lsb, 0) + 1
+                hist = hand_hist if spec.get("qdq") == "hand" else lsb_hist
+                hist[out.lsb] = hist.get(out.lsb, 0) + 1
             if out.failed:
                 entry = {"seed": seed, "status": out.status, "detail": out.detail, "spec": spec}
                 if minimise_failures:
@@ -595,6 +645,7 @@ def campaign(seeds, quant=None, minimise_failures=True, progress=True, log=None)
             bar.close()
         shutil.rmtree(work, ignore_errors=True)
     return {"counts": counts, "failures": failures, "lsb_hist": dict(sorted(lsb_hist.items())),
+            "lsb_hist_hand": dict(sorted(hand_hist.items())),
             "seconds": time.time() - t0}
 
 
@@ -622,6 +673,7 @@ def main(argv=None) -> int:
     print(f"fuzz: {a.count} graphs (seeds {a.seed}..{a.seed + a.count - 1}) in {r['seconds']:.0f}s: "
           f"{dict(sorted(r['counts'].items()))}")
     print(f"int8 LSB difference to onnxruntime (LSB: graphs): {r['lsb_hist']}")
+    print(f"  hand-drawn QDQ (recorded, not judged): {r['lsb_hist_hand']}")
     for f in r["failures"]:
         print(f"FAIL seed {f['seed']} {f['status']}: {f['detail'][:300]}")
         if "minimised" in f:

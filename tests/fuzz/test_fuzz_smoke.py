@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.fuzz.generator import campaign, random_spec
+from tests.fuzz.newops import NEW_OPS
 
 SEEDS = range(100)
 
@@ -17,6 +18,8 @@ def test_generator_is_deterministic_and_varied():
     kinds = {layer.get("kind") for s in specs for layer in s["layers"] if layer["op"] == "conv"}
     assert {"conv", "pool", "act", "const_binary", "binary", "concat", "gap", "head"} <= ops
     assert {"full", "depthwise", "grouped", "pointwise"} <= kinds
+    assert set(NEW_OPS) <= ops                                   # the ops of the operator issues
+    assert 10 <= sum(s.get("qdq") == "hand" for s in specs) <= 40   # hand-drawn quantization
     assert 20 <= sum(s["quant"] for s in specs) <= 60
 
 

@@ -71,6 +71,25 @@ REGRESSIONS = {
         conv(kind="depthwise", k=[3, 1], pads=[0, 0, 4, 0], act="Sigmoid"),
         conv(k=[2, 5], pads=[0, 4, 0, 4], wseed=4),
         {"op": "pad", "src": 1, "pads": [1, 2, 1, 0], "value": 0.5}], quant=True),
+    # Hand-drawn QDQ (tests/fuzz/handqdq.py) gave an int8 PRelu the input zero point -128: the C's
+    # "x >= -128" on an int8 x stopped gcc -Wextra -Werror (type-limits). Fixed in
+    # codegen_templates/expr/qnn.c.j2 (the test is x - z_x >= 0 in int).
+    "seed7052_int8_prelu_input_zero_point_min": {**spec(7052, [1, 1, 1, 2], [
+        conv(out=3, k=[5, 3], stride=[3, 3], pads=[3, 1, 3, 0], act="Sigmoid"),
+        {"op": "prelu", "src": 2, "wseed": 301}], quant=True), "qdq": "hand"},
+    # Hand-drawn QDQ: the int8 clip after a conv + BatchNormalization (float fallback) had the bound
+    # -128 on an int8 value, "v < -128" stopped gcc -Wextra -Werror (type-limits). Fixed in
+    # codegen_templates/expr/elemwise.c.j2 (a bound at the 8-bit type's limit is no bound).
+    "seed6074_int8_clip_bound_at_type_limit": {**spec(6074, [1, 1, 4, 3], [
+        conv(out=7, bn=True, act="Clip", lo=-0.35986064771334547, hi=5.989766671334636)], quant=True), "qdq": "hand"},
+    # int8 linear and nearest Resize had no real-arithmetic rule: the oracle refused the kernel
+    # (mismatch_real, "no real-arithmetic rule"). Fixed in harness/real_oracle.py (_resize).
+    "seed5661_int8_resize_linear_real_rule": spec(5661, [1, 2, 4, 4], [
+        conv(kind="pointwise", out=2, k=[1, 1], bias=True),
+        {"op": "resize", "src": 1, "wseed": 300, "mode": "linear", "coord": "half_pixel", "nearest": "floor",
+         "scales": [2.0, 1.5]},
+        {"op": "resize", "src": 1, "wseed": 301, "mode": "nearest", "coord": "asymmetric", "nearest": "floor",
+         "scales": [0.5, 1.0]}], quant=True),
 }
 
 
