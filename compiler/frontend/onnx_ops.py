@@ -9,7 +9,7 @@ import numpy as np
 from onnx import numpy_helper
 
 from ..ir import Call, Constant, Expr, call
-from .onnx_registry import (CONVERTERS, Node, const_value, converter, optional_arg, scalar_value, weight_value,
+from .onnx_registry import (CONVERTERS, Node, const_value, converter, node_axis, optional_arg, scalar_value, weight_value,
                             with_weight_value)
 
 
@@ -407,10 +407,7 @@ def convert_reduce_mean(node: Node, args):
 def convert_softmax(node: Node, args):
     """Softmax-13: normalise along ``axis`` only (older models arrive converted to this form)."""
     x = args[0]
-    axis = node.attr("axis", -1)
-    if not -x.ty.ndim <= axis < x.ty.ndim:
-        raise node.error(f"axis {axis} out of range for shape {list(x.ty.shape)}")
-    return call("nn.softmax", x, axis=axis % x.ty.ndim, span=node.name)
+    return call("nn.softmax", x, axis=node_axis(node, x, -1), span=node.name)
 
 
 @converter("Constant")
@@ -437,10 +434,7 @@ def convert_layer_norm(node: Node, args):
     x, scale, bias = args[0], args[1], optional_arg(args, 2)
     if any(node.proto.output[1:]):
         raise node.error("the Mean and InvStdDev outputs are not supported", "export the model for inference")
-    axis = node.attr("axis", -1)
-    if not -x.ty.ndim <= axis < x.ty.ndim:
-        raise node.error(f"axis {axis} out of range for shape {list(x.ty.shape)}")
-    axis %= x.ty.ndim
+    axis = node_axis(node, x, -1)
     if bias is None:
         bias = Constant(np.zeros(x.ty.shape[axis:], np.float32))
     return call("nn.layer_norm", x, scale, bias, axis=axis, epsilon=float(node.attr("epsilon", 1e-5)),

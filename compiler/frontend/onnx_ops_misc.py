@@ -10,7 +10,7 @@ from ..ir import Expr, call
 from ..ir.types import C_TYPES
 from ..ops.movement import contiguous_offset, slice_length
 from .onnx_ops import const_ints
-from .onnx_registry import Node, const_value, converter, optional_arg
+from .onnx_registry import Node, const_value, converter, node_axis, optional_arg
 
 
 def slice_bound(v: int, n: int, step: int, is_end: bool) -> int:
@@ -87,10 +87,7 @@ def split_sizes(node: Node, n: int, count: int, split_arg) -> list[int]:
 def convert_split(node: Node, args):
     """Split-13/18 along ``axis``: one slice per output."""
     x = args[0]
-    axis = node.attr("axis", 0)
-    if not -x.ty.ndim <= axis < x.ty.ndim:
-        raise node.error(f"axis {axis} out of range for shape {list(x.ty.shape)}")
-    axis %= x.ty.ndim
+    axis = node_axis(node, x, 0)
     sizes = split_sizes(node, x.ty.shape[axis], len(node.proto.output), optional_arg(args, 1))
     outs, offset = [], 0
     for size in sizes:
@@ -105,10 +102,7 @@ def convert_split(node: Node, args):
 def convert_gather(node: Node, args):
     """Gather-13 with constant indices (negative count from the end) along ``axis``."""
     x = args[0]
-    axis = node.attr("axis", 0)
-    if not -x.ty.ndim <= axis < x.ty.ndim:
-        raise node.error(f"axis {axis} out of range for shape {list(x.ty.shape)}")
-    axis %= x.ty.ndim
+    axis = node_axis(node, x, 0)
     idx = const_value(node, args[1], "indices").astype(np.int64)
     n = x.ty.shape[axis]
     if idx.size == 0 or idx.min() < -n or idx.max() >= n:

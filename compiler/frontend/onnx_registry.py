@@ -94,3 +94,12 @@ def optional_arg(args: list, i: int) -> Expr | None:
 def shown(name: str) -> str:
     """A model-supplied name as it may appear in a one-line message (control characters escaped)."""
     return name if name.isprintable() else name.encode("unicode_escape").decode("ascii")
+
+
+def node_axis(node: Node, x: Expr, default: int) -> int:
+    """The node's ``axis`` attribute (``default`` when absent) as a non-negative axis of ``x``;
+    node.error when it is outside [-rank, rank)."""
+    axis = node.attr("axis", default)
+    if not -x.ty.ndim <= axis < x.ty.ndim:
+        raise node.error(f"axis {axis} out of range for shape {list(x.ty.shape)}")
+    return axis % x.ty.ndim
