@@ -10,21 +10,30 @@ its float arithmetic is the plain loops the generated C also runs. The package i
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+
+from .litert_custom import CUSTOM_CODE, rewrite_transpose_conv_bias
 
 LITERT = "LiteRT"
 
 
 def litert_outputs(tflite_path, inputs, unavailable: type[Exception]) -> list[np.ndarray]:
     """LiteRT's outputs (in the subgraph's output order) of the .tflite file ``tflite_path`` for
-    ``inputs`` (in the subgraph's input order, dtypes and shapes of the model's inputs). Raises
-    ``unavailable`` (the caller's OracleUnavailable) with one line when LiteRT is missing or fails."""
+    ``inputs`` (in the subgraph's input order, dtypes and shapes of the model's inputs). A model with
+    MediaPipe's custom Convolution2DTransposeBias runs as a copy with TRANSPOSE_CONV in its place
+    (harness/litert_custom.py). Raises ``unavailable`` (the caller's OracleUnavailable) with one line
+    when LiteRT is missing or fails."""
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError:
         raise unavailable("the ai-edge-litert package is not installed (pip install ai-edge-litert)") from None
+    data = Path(tflite_path).read_bytes()
+    if CUSTOM_CODE.encode() in data:
+        data = rewrite_transpose_conv_bias(data) or data
     try:
-        it = Interpreter(model_path=str(tflite_path), num_threads=1,
+        it = Interpreter(model_content=data, num_threads=1,
                          experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
         it.allocate_tensors()
         for d, x in zip(it.get_input_details(), inputs):

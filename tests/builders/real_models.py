@@ -9,8 +9,11 @@ import numpy as np
 
 from tests.conftest import skip_or_fail
 
-# model → the value range of its input image (MediaPipe's preprocessing: BlazeFace [-1, 1], landmarks [0, 1])
-FLOAT_REAL = {"face_detection_short_range": (-1.0, 1.0), "hand_landmark_lite": (0.0, 1.0)}
+# model → the value range of its input image (MediaPipe's preprocessing: BlazeFace [-1, 1], landmarks and
+# selfie segmentation [0, 1]; selfie_segmentation's oracle is LiteRT on a copy with its custom
+# Convolution2DTransposeBias rewritten into TRANSPOSE_CONV, harness/litert_custom.py)
+FLOAT_REAL = {"face_detection_short_range": (-1.0, 1.0), "hand_landmark_lite": (0.0, 1.0),
+              "selfie_segmentation": (0.0, 1.0)}
 RTOL = 1e-4      # per output: max |tinyfuse - LiteRT| <= RTOL x max |LiteRT|
 
 

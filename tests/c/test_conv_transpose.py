@@ -143,6 +143,30 @@ def test_convolution2d_transpose_bias_vs_litert_rewrite(tmp_path, case):
     assert_close_to(got, want)
 
 
+@pytest.mark.parametrize("case", list(MEDIAPIPE_CASES))
+def test_oracle_rewrite_of_convolution2d_transpose_bias(case):
+    """harness/litert_custom.py (what `run` uses as the LiteRT oracle of MediaPipe models) computes what the
+    hand-built TRANSPOSE_CONV + ADD twin computes (to float rounding), and does not touch its input."""
+    from tests.builders import tflite_convt
+    from tinyfuse.harness.litert_custom import rewrite_transpose_conv_bias
+    xs, o, k, stride, padding = MEDIAPIPE_CASES[case]
+    w, b, x = rand(o, *k, xs[3], seed=1), rand(o, seed=2), rand(*xs)
+    custom = tflite_convt.convt_bias_custom(xs, w, b, stride, padding)
+    before = bytes(custom)
+    rewritten = rewrite_transpose_conv_bias(custom)
+    assert custom == before and rewritten is not None
+    (want,) = tflite_convt.litert_run(tflite_convt.convt_bias_rewritten(xs, w, b, stride, padding), [x])
+    (got,) = tflite_convt.litert_run(rewritten, [x])     # the bias inside the kernel vs a separate ADD: rounding
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * float(np.abs(want).max()))
+
+
+def test_oracle_rewrite_leaves_models_without_the_custom_op():
+    from tests.builders import tflite_convt
+    from tinyfuse.harness.litert_custom import rewrite_transpose_conv_bias
+    w, b = rand(2, 3, 3, 2, seed=1), rand(2, seed=2)
+    assert rewrite_transpose_conv_bias(tflite_convt.transpose_conv_float((1, 4, 4, 2), w, b, (8, 8), (2, 2))) is None
+
+
 # ----------------------------------------------------------------------------------------- float TRANSPOSE_CONV vs LiteRT
 
 # id: (x shape NHWC, O, kernel, stride, padding, output H/W, bias, fused activation)

@@ -1,4 +1,5 @@
-"""The MediaPipe float models of ../shared/models/real compile as shipped (float16 weights behind
+"""The MediaPipe float models of ../shared/models/real (BlazeFace, hand landmarks, selfie segmentation)
+compile as shipped (float16 weights behind
 DEQUANTIZE, folded at compile time) and match LiteRT (reference kernels) on the host: every output
 within 1e-4 x max |LiteRT|. The small float16/sparse models of tests/builders/tflite_weights.py
 run through gcc against LiteRT as well."""
