@@ -118,34 +118,6 @@ def convert_conv(node: Node, args):
     return reshape(node, y, y.ty.shape[:2] + y.ty.shape[3:]) if nsp == 1 else y
 
 
-@converter("AveragePool", "MaxPool")
-def convert_pool(node: Node, args):
-    """MaxPool-12 / AveragePool-19, 1-D or 2-D, without dilation; ceil_mode, count_include_pad."""
-    x = args[0]
-    if len(node.proto.output) > 1 and node.proto.output[1]:
-        raise node.error("the Indices output of MaxPool is not supported")
-    kernel = [int(k) for k in node.attr("kernel_shape")]
-    if min(kernel, default=0) < 1:
-        raise node.error(f"kernel_shape {kernel} must be positive")
-    nsp = len(kernel)
-    if nsp not in (1, 2) or x.ty.ndim != nsp + 2:
-        raise node.error(f"only 1-D and 2-D pooling is supported: kernel_shape {kernel}, input {list(x.ty.shape)}")
-    strides, dil, pads = window_attrs(node, nsp)
-    if any(d != 1 for d in dil):
-        raise node.error(f"dilations {node.attr('dilations')} are not supported for pooling")
-    if nsp == 1:
-        x, kernel = with_h(node, x), [1] + kernel
-    pads = padding(node, x.ty.shape[2:], kernel, strides, dil, pads)
-    if max(pads[0], pads[2]) >= kernel[0] or max(pads[1], pads[3]) >= kernel[1]:
-        raise node.error(f"pads {node.attr('pads')} must be smaller than kernel_shape {node.attr('kernel_shape')}",
-                         "a window would lie entirely in the padding")
-    op = "nn.max_pool2d" if node.op_type == "MaxPool" else "nn.avg_pool2d"
-    y = call(op, x, pool_size=tuple(kernel), strides=tuple(strides), padding=pads,
-             ceil_mode=bool(node.attr("ceil_mode", 0)), count_include_pad=bool(node.attr("count_include_pad", 0)),
-             span=node.name)
-    return reshape(node, y, y.ty.shape[:2] + y.ty.shape[3:]) if nsp == 1 else y
-
-
 @converter("GlobalAveragePool")
 def convert_gap(node: Node, args):
     """GlobalAveragePool-1: avg_pool2d over the whole image (rank 4), else mean over the spatial axes."""

@@ -191,6 +191,8 @@ class _Legalizer:
         a = y.attrs
         (kh, kw), (sh, sw), (pt, pl, pb, pr) = a["pool_size"], a["strides"], a["padding"]
         padded = any(a["padding"])
+        if tuple(a.get("dilation", (1, 1))) != (1, 1):
+            return None
         if ((s, z) == (s_out, z_out) and not (a["count_include_pad"] and padded)) or a.get("layout", "NCHW") != "NCHW" \
                 or (padded and not a["count_include_pad"]):
             return None
@@ -326,7 +328,8 @@ def _move_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
         return None
     x, s, z = t
     op = "qnn.avg_pool2d" if y.op == "nn.avg_pool2d" else y.op
-    if op == "qnn.avg_pool2d" and y.attrs["count_include_pad"] and any(y.attrs["padding"]):
+    if op == "qnn.avg_pool2d" and ((y.attrs["count_include_pad"] and any(y.attrs["padding"]))
+                                   or tuple(y.attrs.get("dilation", (1, 1))) != (1, 1)):
         return None
     moved = call(op, x, span=y.span, **y.attrs)
     return moved if (s, z) == (s_out, z_out) else _requantize(moved, s / s_out, z, z_out, lg.rounding)
