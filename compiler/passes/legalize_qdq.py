@@ -28,6 +28,7 @@ from .. import quant
 from ..errors import TinyfuseError
 from ..ir import Call, Constant, Expr, IRModule, call, get_op, rewrite, users
 from ..ops import ops_where
+from ..ops.resize_taps import uses_taps
 from .legalize_prelu import prelu_rule
 from .legalize_qdq_misc import mean_rule, sub_rule
 
@@ -381,9 +382,10 @@ def _lut_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
 
 def _resize_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
     """nn.resize2d on the int8 tensor (nearest copies bytes; linear: TFLM's 10-bit fixed point,
-    ops/resize.py) with the compilation's rounding, then a requantize if the scales differ."""
+    ops/resize.py) with the compilation's rounding, then a requantize if the scales differ. The
+    multi-tap forms (cubic, antialias, tf_crop_and_resize) have no int8 kernel: they stay float."""
     t = _dq_tensor(y.args[0])
-    if t is None:
+    if t is None or uses_taps(y.attrs):
         return None
     x, s, z = t
     moved = call("nn.resize2d", x, span=y.span, **{**y.attrs, "rounding": lg.rounding})
