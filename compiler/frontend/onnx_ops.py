@@ -317,11 +317,12 @@ def convert_concat(node: Node, args):
 
 @converter("Pad")
 def convert_pad(node: Node, args):
-    """Pad-13/18/19 in 'constant' mode: pads (and axes, opset 18) and constant_value are inputs."""
+    """Pad-13..25: pads (and axes, opset 18) and constant_value are inputs; mode constant (nn.pad),
+    edge, reflect or wrap (nn.border_pad, non-negative pads)."""
     x = args[0]
     mode = node.attr("mode", "constant")
-    if mode != "constant":
-        raise node.error(f"mode '{mode}' is not supported", "tinyfuse supports Pad mode 'constant' only")
+    if mode not in ("constant", "edge", "reflect", "wrap"):
+        raise node.error(f"mode '{mode}' is not valid (constant, edge, reflect or wrap)")
     pads = const_ints(node, optional_arg(args, 1), "pads")
     value = optional_arg(args, 2)
     value = [] if value is None else const_value(node, value, "constant_value").reshape(-1)
@@ -335,6 +336,10 @@ def convert_pad(node: Node, args):
         width[a] = [pads[i], pads[i + len(axes)]]
     if not any(b or e for b, e in width):
         return x
+    if mode != "constant":
+        if min(pads) < 0:
+            raise node.error(f"negative pads {pads} with mode '{mode}' are not supported", "crop with Slice")
+        return call("nn.border_pad", x, pad_width=tuple(map(tuple, width)), mode=mode, span=node.name)
     return call("nn.pad", x, pad_width=tuple(map(tuple, width)), pad_value=float(value[0]) if len(value) else 0.0,
                 span=node.name)
 
