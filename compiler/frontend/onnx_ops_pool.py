@@ -1,5 +1,6 @@
 """ONNX MaxPool-12 / AveragePool-19 → nn.max_pool2d / nn.avg_pool2d: 1-D, 2-D and 3-D, with
-strides, pads or auto_pad, dilations, ceil_mode and count_include_pad.
+strides, pads or auto_pad, dilations, ceil_mode and count_include_pad; MaxPool's Indices output
+(2-D) → nn.max_pool2d_indices.
 
 A 1-D pool runs as a 2-D one over an H of 1. A 3-D pool [N, C, D, H, W] runs as two 2-D pools: one
 over D (the window (kd, 1) on [N, C, D, H·W]) and one over H, W (on [N, C·OD, H, W]). That is exact
@@ -15,7 +16,7 @@ from .onnx_ops import reshape, window_attrs, with_h
 from .onnx_registry import Node, converter
 
 
-def _pads(node: Node, size, kernel, strides, dil, pads) -> list[int]:
+def window_pads(node: Node, size, kernel, strides, dil, pads) -> list[int]:
     """Per-axis begin pads then end pads from ``pads`` or ``auto_pad`` (ONNX rules: SAME_UPPER puts
     the odd pixel at the end, SAME_LOWER at the beginning)."""
     auto_pad = node.attr("auto_pad", "NOTSET")
@@ -46,12 +47,20 @@ def _pool2d(node: Node, x: Expr, kernel, strides, dil, pads) -> Expr:
     return call(op, x, span=node.name, **attrs)
 
 
+def _indices(node: Node, x: Expr, kernel, strides, dil, pads) -> Expr:
+    """MaxPool's Indices output (2-D): nn.max_pool2d_indices (int64, ops/pool_indices.py)."""
+    order = int(node.attr("storage_order", 0))
+    if order not in (0, 1):
+        raise node.error(f"storage_order {order} is not valid (0 or 1)")
+    return call("nn.max_pool2d_indices", x, pool_size=tuple(kernel), strides=tuple(strides), padding=tuple(pads),
+                ceil_mode=bool(node.attr("ceil_mode", 0)), dilation=tuple(dil), storage_order=order, span=node.name)
+
+
 @converter("AveragePool", "MaxPool")
 def convert_pool(node: Node, args):
     """MaxPool-12 / AveragePool-19 on [N, C, *spatial] with 1 to 3 spatial axes (module doc)."""
     x = args[0]
-    if len(node.proto.output) > 1 and node.proto.output[1]:
-        raise node.error("the Indices output of MaxPool is not supported")
+    indices = len(node.proto.output) > 1 and bool(node.proto.output[1])
     kernel = [int(k) for k in node.attr("kernel_shape")]
     if min(kernel, default=0) < 1:
         raise node.error(f"kernel_shape {kernel} must be positive")
@@ -62,12 +71,16 @@ def convert_pool(node: Node, args):
     if nsp == 1:
         x, kernel = with_h(node, x), [1] + kernel
     size = x.ty.shape[2:]
-    pads = _pads(node, size, kernel, strides, dil, pads)
+    pads = window_pads(node, size, kernel, strides, dil, pads)
     nd = len(size)
     reach = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
     if any(max(pads[i], pads[i + nd]) >= reach[i] for i in range(nd)):
         raise node.error(f"pads {node.attr('pads')} must be smaller than the window {reach}",
                          "a window would lie entirely in the padding")
+    if indices:
+        if nsp != 2:
+            raise node.error(f"the Indices output of a {nsp}-D MaxPool is not supported (2-D only)")
+        return _pool2d(node, x, kernel, strides, dil, pads), _indices(node, x, kernel, strides, dil, pads)
     if nd == 2:
         y = _pool2d(node, x, kernel, strides, dil, pads)
         return reshape(node, y, y.ty.shape[:2] + y.ty.shape[3:]) if nsp == 1 else y

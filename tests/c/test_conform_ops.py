@@ -1,12 +1,17 @@
 """One-op tests vs onnxruntime for the forms the ONNX node tests (tests/conformance) cover thinly:
-3-D and dilated pooling (1-D, 2-D, 3-D; ceil_mode, pads, count_include_pad)."""
+3-D and dilated pooling (1-D, 2-D, 3-D; ceil_mode, pads, count_include_pad); Resize cubic
+(cubic_coeff_a, exclude_outside, every coordinate transform), antialias (linear, cubic; down and mixed)
+and tf_crop_and_resize (roi, extrapolation_value; linear, cubic, nearest); Pad edge / reflect / wrap
+(pads wider than the input, the axes input); Conv 3-D (strides, dilations, pads, groups); MaxPool's
+Indices output (storage_order 0 and 1, pads, dilations, ceil_mode)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from onnx import helper
+from onnx import TensorProto, helper
 
 from tests.builders import rand
-from tests.conftest import check
+from tests.conftest import assert_close_to, check, compile_and_run, ort_run
 
 N = helper.make_node
 
@@ -36,3 +41,116 @@ POOL_CASES = {  # id: (op, input shape, attributes)
 def test_pool_dilated_and_3d(tmp_path, case):
     op, shape, attrs = POOL_CASES[case]
     check(tmp_path, [N(op, ["X"], ["Y"], **attrs)], {"X": rand(*shape)}, ["Y"], opset=19)
+
+
+# ----------------------------------------------------------------------------------------- Resize (multi-tap)
+
+RESIZE_CASES = {  # id: (input shape, attributes, scales or None, sizes or None, roi or None)
+    "cubic_half_pixel_up": ((1, 2, 5, 7), dict(mode="cubic"), [1, 1, 1.7, 2.3], None, None),
+    "cubic_down_sizes_a05_excl": ((1, 3, 9, 13), dict(mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1),
+                                  None, [1, 3, 4, 6], None),
+    "cubic_align_corners": ((2, 1, 6, 5), dict(mode="cubic", coordinate_transformation_mode="align_corners"),
+                            None, [2, 1, 11, 3], None),
+    "cubic_pytorch_half_pixel": ((1, 2, 7, 4), dict(mode="cubic", coordinate_transformation_mode="pytorch_half_pixel"),
+                                 None, [1, 2, 3, 9], None),
+    "cubic_asymmetric": ((1, 1, 4, 6), dict(mode="cubic", coordinate_transformation_mode="asymmetric"),
+                         [1, 1, 2.5, 0.5], None, None),
+    "linear_antialias_down": ((2, 2, 12, 15), dict(mode="linear", antialias=1), None, [2, 2, 5, 4], None),
+    "linear_antialias_mixed": ((1, 2, 9, 6), dict(mode="linear", antialias=1), None, [1, 2, 4, 10], None),
+    "cubic_antialias_down": ((1, 2, 11, 10), dict(mode="cubic", antialias=1), [1, 1, 0.45, 0.6], None, None),
+    "crop_linear_extrapolate": ((1, 2, 6, 7), dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize",
+                                                   extrapolation_value=-3.0),
+                                None, [1, 2, 5, 4], [0, 0, -0.2, 0.3, 1, 1, 0.7, 1.4]),
+    "crop_cubic": ((1, 1, 8, 8), dict(mode="cubic", coordinate_transformation_mode="tf_crop_and_resize"),
+                   None, [1, 1, 5, 6], [0, 0, 0.1, 0.2, 1, 1, 0.9, 0.7]),
+    "crop_nearest": ((1, 2, 7, 6), dict(mode="nearest", coordinate_transformation_mode="tf_crop_and_resize",
+                                        extrapolation_value=5.0),
+                     None, [1, 2, 4, 5], [0, 0, 0.2, -0.1, 1, 1, 0.8, 0.9]),
+}
+
+
+@pytest.mark.parametrize("case", RESIZE_CASES, ids=list(RESIZE_CASES))
+def test_resize_multi_tap(tmp_path, case):
+    """cubic, antialias and tf_crop_and_resize vs onnxruntime (float32)."""
+    shape, attrs, scales, sizes, roi = RESIZE_CASES[case]
+    inits = {"roi": np.array(roi if roi is not None else [], np.float32)}
+    if scales is not None:
+        inits["scales"] = np.array(scales, np.float32)
+    else:
+        inits["sizes"] = np.array(sizes, np.int64)
+    ins = ["X", "roi", "scales" if scales is not None else "", "sizes" if sizes is not None else ""]
+    check(tmp_path, [N("Resize", ins, ["Y"], **attrs)], {"X": rand(*shape)}, ["Y"], opset=19, inits=inits)
+
+
+# ----------------------------------------------------------------------------------------- Pad modes
+
+PAD_CASES = {  # id: (input shape, mode, pads, axes or None)
+    "edge_4d": ((1, 3, 4, 5), "edge", [0, 1, 2, 3, 0, 0, 1, 2], None),
+    "edge_wider_than_input": ((1, 2, 2, 3), "edge", [0, 0, 5, 4, 0, 0, 3, 6], None),
+    "reflect_4d": ((2, 2, 5, 6), "reflect", [0, 0, 2, 3, 1, 0, 4, 5], None),
+    "wrap_4d": ((1, 2, 4, 3), "wrap", [0, 0, 3, 2, 0, 0, 1, 5], None),
+    "reflect_axes_3d": ((3, 5, 4), "reflect", [1, 3, 2, 2], [-1, 1]),
+    "wrap_axes_2d": ((4, 5), "wrap", [2, 7], [1]),
+}
+
+
+@pytest.mark.parametrize("case", PAD_CASES, ids=list(PAD_CASES))
+def test_pad_modes(tmp_path, case):
+    """Pad edge / reflect / wrap (nn.border_pad) vs onnxruntime."""
+    shape, mode, pads, axes = PAD_CASES[case]
+    inits = {"pads": np.array(pads, np.int64)}
+    ins = ["X", "pads"]
+    if axes is not None:
+        inits["axes"] = np.array(axes, np.int64)
+        ins += ["", "axes"]
+    check(tmp_path, [N("Pad", ins, ["Y"], mode=mode)], {"X": rand(*shape)}, ["Y"], opset=19, inits=inits)
+
+
+# ----------------------------------------------------------------------------------------- Conv 3-D
+
+CONV3D_CASES = {  # id: (input shape, weight shape, attributes, bias)
+    "k3_pads": ((1, 2, 5, 6, 7), (3, 2, 3, 3, 3), dict(pads=[1, 1, 1, 1, 1, 1]), True),
+    "strided_dilated": ((2, 3, 9, 8, 7), (4, 3, 2, 3, 2), dict(strides=[2, 1, 2], dilations=[3, 1, 2],
+                                                               pads=[1, 0, 2, 0, 1, 1]), True),
+    "groups_same_upper": ((1, 4, 6, 5, 5), (6, 2, 3, 1, 3), dict(group=2, auto_pad="SAME_UPPER", strides=[2, 2, 1]),
+                          False),
+    "depthwise_k1": ((1, 3, 4, 4, 4), (3, 1, 1, 2, 2), dict(group=3), True),
+}
+
+
+@pytest.mark.parametrize("case", CONV3D_CASES, ids=list(CONV3D_CASES))
+def test_conv3d(tmp_path, case):
+    """Conv on 5-D inputs (frontend/onnx_ops_conv3d.py: depth taps as conv2d channels) vs onnxruntime."""
+    xs, ws, attrs, bias = CONV3D_CASES[case]
+    inits = {"W": rand(*ws, seed=1)}
+    ins = ["X", "W"]
+    if bias:
+        inits["B"] = rand(ws[0], seed=2)
+        ins.append("B")
+    check(tmp_path, [N("Conv", ins, ["Y"], **attrs)], {"X": rand(*xs)}, ["Y"], inits=inits)
+
+
+# ----------------------------------------------------------------------------------------- MaxPool Indices
+
+INDICES_CASES = {  # id: (input shape, attributes)
+    "pads_row_major": ((2, 3, 6, 7), dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])),
+    "strides_column_major": ((1, 2, 7, 6), dict(kernel_shape=[2, 3], strides=[2, 2], storage_order=1)),
+    "dilated_ceil": ((1, 2, 9, 8), dict(kernel_shape=[2, 2], strides=[2, 3], dilations=[2, 2], ceil_mode=1)),
+}
+
+
+@pytest.mark.parametrize("case", INDICES_CASES, ids=list(INDICES_CASES))
+def test_maxpool_indices(tmp_path, case):
+    """MaxPool's Indices output (nn.max_pool2d_indices, int64, exact) and its values vs onnxruntime."""
+    shape, attrs = INDICES_CASES[case]
+    x = rand(*shape)
+    graph = helper.make_graph([N("MaxPool", ["X"], ["Y", "I"], **attrs)], "t",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("I", TensorProto.INT64, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    (y, i), _ = compile_and_run(model, [x], tmp_path)
+    ry, ri = ort_run(model, {"X": x})
+    assert i.dtype == np.int64 and i.shape == ri.shape
+    np.testing.assert_array_equal(i, ri)
+    assert_close_to(y, ry)

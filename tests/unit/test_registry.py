@@ -26,7 +26,7 @@ from tinyfuse.resources import template_dir
 
 FRONTEND = Path(__file__).resolve().parents[2] / "compiler" / "frontend"
 CONVERTER_MODULES = ["onnx.py", "onnx_registry.py", "onnx_ops.py", "onnx_quant.py", "onnx_ops_resize.py",
-                     "onnx_ops_pool.py",
+                     "onnx_ops_pool.py", "onnx_ops_conv3d.py",
                      "tflite.py", "tflite_registry.py", "tflite_ops.py", "tflite_int8.py", "tflite_ops_resize.py"]
 EXPR_TEMPLATES = ["expr/elemwise.c.j2", "expr/qnn.c.j2"]    # the macro modules lower.kernel.Epilogue reads
 
