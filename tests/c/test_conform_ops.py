@@ -2,8 +2,9 @@
 3-D and dilated pooling (1-D, 2-D, 3-D; ceil_mode, pads, count_include_pad); Resize cubic
 (cubic_coeff_a, exclude_outside, every coordinate transform), antialias (linear, cubic; down and mixed)
 and tf_crop_and_resize (roi, extrapolation_value; linear, cubic, nearest); Pad edge / reflect / wrap
-(pads wider than the input, the axes input); Conv 3-D (strides, dilations, pads, groups); MaxPool's
-Indices output (storage_order 0 and 1, pads, dilations, ceil_mode)."""
+(pads wider than the input, the axes input); Conv and ConvTranspose 3-D (strides, dilations, pads,
+groups, output_padding, output_shape); MaxPool's Indices output (storage_order 0 and 1, pads,
+dilations, ceil_mode)."""
 from __future__ import annotations
 
 import numpy as np
@@ -128,6 +129,23 @@ def test_conv3d(tmp_path, case):
         inits["B"] = rand(ws[0], seed=2)
         ins.append("B")
     check(tmp_path, [N("Conv", ins, ["Y"], **attrs)], {"X": rand(*xs)}, ["Y"], inits=inits)
+
+
+CONVT3D_CASES = {  # id: (input shape, weight shape [C, M/G, kd, kh, kw], attributes)
+    "k3_s2_pads_outpad": ((1, 2, 3, 4, 3), (2, 3, 3, 3, 2), dict(strides=[2, 2, 1], pads=[1, 0, 1, 1, 1, 0],
+                                                                 output_padding=[1, 1, 0])),
+    "dilated_groups": ((1, 4, 3, 3, 4), (4, 1, 2, 2, 3), dict(group=2, dilations=[2, 1, 2], strides=[1, 2, 1])),
+    "output_shape": ((2, 1, 2, 3, 3), (1, 2, 2, 3, 3), dict(strides=[3, 2, 2], output_shape=[6, 6, 7])),
+    "same_upper": ((1, 2, 3, 3, 2), (2, 2, 3, 2, 2), dict(strides=[2, 2, 2], auto_pad="SAME_UPPER")),
+}
+
+
+@pytest.mark.parametrize("case", CONVT3D_CASES, ids=list(CONVT3D_CASES))
+def test_conv_transpose3d(tmp_path, case):
+    """ConvTranspose on 5-D inputs (depth taps as nn.conv2d_transpose channels) vs onnxruntime."""
+    xs, ws, attrs = CONVT3D_CASES[case]
+    inits = {"W": rand(*ws, seed=1), "B": rand(ws[1] * attrs.get("group", 1), seed=2)}
+    check(tmp_path, [N("ConvTranspose", ["X", "W", "B"], ["Y"], **attrs)], {"X": rand(*xs)}, ["Y"], inits=inits)
 
 
 # ----------------------------------------------------------------------------------------- MaxPool Indices
