@@ -4,12 +4,12 @@
 and tf_crop_and_resize (roi, extrapolation_value; linear, cubic, nearest); Pad edge / reflect / wrap
 (pads wider than the input, the axes input); Conv and ConvTranspose 3-D (strides, dilations, pads,
 groups, output_padding, output_shape); MaxPool's Indices output (storage_order 0 and 1, pads,
-dilations, ceil_mode)."""
+dilations, ceil_mode); per-axis QuantizeLinear / DequantizeLinear of activations (int8, uint8)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from tests.builders import rand
 from tests.conftest import assert_close_to, check, compile_and_run, ort_run
@@ -172,3 +172,40 @@ def test_maxpool_indices(tmp_path, case):
     assert i.dtype == np.int64 and i.shape == ri.shape
     np.testing.assert_array_equal(i, ri)
     assert_close_to(y, ry)
+
+
+# ----------------------------------------------------------------------------------------- per-axis Q / DQ
+
+QDQ_AXIS_CASES = {  # id: (input shape, axis, zero points dtype)
+    "axis1_uint8": ((1, 3, 4, 2), 1, np.uint8),
+    "axis_last_int8": ((2, 3, 5), -1, np.int8),
+    "axis0_int8": ((4, 6), 0, np.int8),
+}
+
+
+@pytest.mark.parametrize("case", QDQ_AXIS_CASES, ids=list(QDQ_AXIS_CASES))
+def test_quantize_dequantize_per_axis(tmp_path, case):
+    """Per-axis QuantizeLinear of a float activation and DequantizeLinear of the quantized model input
+    (frontend/onnx_quant_axis.py) vs onnxruntime: the quantized values exactly, the floats closely."""
+    shape, axis, zdt = QDQ_AXIS_CASES[case]
+    n = shape[axis]
+    rng = np.random.default_rng(3)
+    info = np.iinfo(zdt)
+    scale = (rng.uniform(0.01, 0.2, n)).astype(np.float32)
+    zp = rng.integers(info.min // 2, info.max // 2 + 1, n).astype(zdt)
+    qtype = TensorProto.UINT8 if zdt == np.uint8 else TensorProto.INT8
+    nodes = [N("QuantizeLinear", ["X", "s", "z"], ["Q"], axis=axis), N("DequantizeLinear", ["Qin", "s", "z"], ["D"],
+                                                                      axis=axis)]
+    graph = helper.make_graph(nodes, "t", [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape),
+                                           helper.make_tensor_value_info("Qin", qtype, shape)],
+                              [helper.make_tensor_value_info("Q", qtype, None),
+                               helper.make_tensor_value_info("D", TensorProto.FLOAT, None)],
+                              initializer=[numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zp, "z")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = rand(*shape) * 10
+    qin = rng.integers(info.min, info.max + 1, shape).astype(zdt)
+    (q, d), _ = compile_and_run(model, [x, qin], tmp_path)
+    rq, rd = ort_run(model, {"X": x, "Qin": qin})
+    assert q.dtype == zdt
+    np.testing.assert_array_equal(q, rq)
+    assert_close_to(d, rd)
