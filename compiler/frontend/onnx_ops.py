@@ -89,7 +89,7 @@ def conv_operands(node: Node, args, what: str):
     wv = weight_value(node, w, "weight W")
     nsp = wv.ndim - 2
     if nsp not in (1, 2) or x.ty.ndim != wv.ndim:
-        raise node.error(f"only 1-D and 2-D {what} is supported: input {list(x.ty.shape)}, "
+        raise node.error(f"only 1-D, 2-D and 3-D {what} is supported: input {list(x.ty.shape)}, "
                          f"weight W {list(wv.shape)}")
     ks = node.attr("kernel_shape")
     if ks is not None and list(ks) != list(wv.shape[2:]):

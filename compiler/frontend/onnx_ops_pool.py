@@ -75,7 +75,8 @@ def convert_pool(node: Node, args):
     nd = len(size)
     reach = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
     if any(max(pads[i], pads[i + nd]) >= reach[i] for i in range(nd)):
-        raise node.error(f"pads {node.attr('pads')} must be smaller than the window {reach}",
+        raise node.error(f"pads {node.attr('pads')} must be smaller than kernel_shape {node.attr('kernel_shape')} "
+                         f"(dilated: {reach})",
                          "a window would lie entirely in the padding")
     if indices:
         if nsp != 2:
