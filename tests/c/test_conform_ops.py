@@ -4,7 +4,8 @@
 and tf_crop_and_resize (roi, extrapolation_value; linear, cubic, nearest); Pad edge / reflect / wrap
 (pads wider than the input, the axes input); Conv and ConvTranspose 3-D (strides, dilations, pads,
 groups, output_padding, output_shape); MaxPool's Indices output (storage_order 0 and 1, pads,
-dilations, ceil_mode); per-axis QuantizeLinear / DequantizeLinear of activations (int8, uint8)."""
+dilations, ceil_mode); per-axis QuantizeLinear / DequantizeLinear of activations (int8, uint8); in an
+int8 QDQ graph, Pad modes copy int8 bytes and Resize cubic stays float."""
 from __future__ import annotations
 
 import numpy as np
@@ -209,3 +210,29 @@ def test_quantize_dequantize_per_axis(tmp_path, case):
     assert q.dtype == zdt
     np.testing.assert_array_equal(q, rq)
     assert_close_to(d, rd)
+
+
+# ----------------------------------------------------------------------------------------- in int8 QDQ graphs
+
+@pytest.mark.parametrize("mode", ["edge", "reflect", "wrap"])
+def test_int8_qdq_border_pad_and_cubic_resize(tmp_path, mode):
+    """DQ → Pad(mode) → Q copies int8 bytes (nn.border_pad moves data: exact), and DQ → Resize(cubic) →
+    Q keeps the resize in float between the int8 tensors; both vs onnxruntime (int8 exactly / 1 LSB)."""
+    i8 = TensorProto.INT8
+    nodes = [N("DequantizeLinear", ["X", "s", "z"], ["xf"]),
+             N("Pad", ["xf", "pads"], ["pf"], mode=mode), N("QuantizeLinear", ["pf", "s", "z"], ["P"]),
+             N("Resize", ["xf", "", "scales"], ["rf"], mode="cubic"), N("QuantizeLinear", ["rf", "s", "z"], ["R"])]
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "s"), numpy_helper.from_array(np.array(3, np.int8), "z"),
+             numpy_helper.from_array(np.array([0, 0, 2, 1, 0, 0, 1, 3], np.int64), "pads"),
+             numpy_helper.from_array(np.array([1, 1, 1.5, 2], np.float32), "scales")]
+    shape = (1, 3, 5, 6)
+    graph = helper.make_graph(nodes, "t", [helper.make_tensor_value_info("X", i8, shape)],
+                              [helper.make_tensor_value_info("P", i8, None), helper.make_tensor_value_info("R", i8, None)],
+                              initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    x = np.random.default_rng(5).integers(-128, 128, shape).astype(np.int8)
+    (p, r), result = compile_and_run(model, [x], tmp_path)
+    rp, rr = ort_run(model, {"X": x})
+    np.testing.assert_array_equal(p, rp)
+    assert np.abs(r.astype(np.int32) - rr.astype(np.int32)).max() <= 1
+    assert any("nn.border_pad" in k.ops for k in result.kernels)
