@@ -89,7 +89,7 @@ def conv_operands(node: Node, args, what: str):
     wv = weight_value(node, w, "weight W")
     nsp = wv.ndim - 2
     if nsp not in (1, 2) or x.ty.ndim != wv.ndim:
-        raise node.error(f"only 1-D and 2-D {what} is supported: input {list(x.ty.shape)}, "
+        raise node.error(f"only 1-D, 2-D and 3-D {what} is supported: input {list(x.ty.shape)}, "
                          f"weight W {list(wv.shape)}")
     ks = node.attr("kernel_shape")
     if ks is not None and list(ks) != list(wv.shape[2:]):
@@ -115,34 +115,6 @@ def convert_conv(node: Node, args):
         y = call("add", y, call("reshape", b, newshape=(1, b.ty.size, 1, 1)), span=node.name)
     elif b is not None:
         y = call("add", y, channel_param(const_value(node, b, "bias B"), 4), span=node.name)
-    return reshape(node, y, y.ty.shape[:2] + y.ty.shape[3:]) if nsp == 1 else y
-
-
-@converter("AveragePool", "MaxPool")
-def convert_pool(node: Node, args):
-    """MaxPool-12 / AveragePool-19, 1-D or 2-D, without dilation; ceil_mode, count_include_pad."""
-    x = args[0]
-    if len(node.proto.output) > 1 and node.proto.output[1]:
-        raise node.error("the Indices output of MaxPool is not supported")
-    kernel = [int(k) for k in node.attr("kernel_shape")]
-    if min(kernel, default=0) < 1:
-        raise node.error(f"kernel_shape {kernel} must be positive")
-    nsp = len(kernel)
-    if nsp not in (1, 2) or x.ty.ndim != nsp + 2:
-        raise node.error(f"only 1-D and 2-D pooling is supported: kernel_shape {kernel}, input {list(x.ty.shape)}")
-    strides, dil, pads = window_attrs(node, nsp)
-    if any(d != 1 for d in dil):
-        raise node.error(f"dilations {node.attr('dilations')} are not supported for pooling")
-    if nsp == 1:
-        x, kernel = with_h(node, x), [1] + kernel
-    pads = padding(node, x.ty.shape[2:], kernel, strides, dil, pads)
-    if max(pads[0], pads[2]) >= kernel[0] or max(pads[1], pads[3]) >= kernel[1]:
-        raise node.error(f"pads {node.attr('pads')} must be smaller than kernel_shape {node.attr('kernel_shape')}",
-                         "a window would lie entirely in the padding")
-    op = "nn.max_pool2d" if node.op_type == "MaxPool" else "nn.avg_pool2d"
-    y = call(op, x, pool_size=tuple(kernel), strides=tuple(strides), padding=pads,
-             ceil_mode=bool(node.attr("ceil_mode", 0)), count_include_pad=bool(node.attr("count_include_pad", 0)),
-             span=node.name)
     return reshape(node, y, y.ty.shape[:2] + y.ty.shape[3:]) if nsp == 1 else y
 
 
@@ -345,11 +317,12 @@ def convert_concat(node: Node, args):
 
 @converter("Pad")
 def convert_pad(node: Node, args):
-    """Pad-13/18/19 in 'constant' mode: pads (and axes, opset 18) and constant_value are inputs."""
+    """Pad-13..25: pads (and axes, opset 18) and constant_value are inputs; mode constant (nn.pad),
+    edge, reflect or wrap (nn.border_pad, non-negative pads)."""
     x = args[0]
     mode = node.attr("mode", "constant")
-    if mode != "constant":
-        raise node.error(f"mode '{mode}' is not supported", "tinyfuse supports Pad mode 'constant' only")
+    if mode not in ("constant", "edge", "reflect", "wrap"):
+        raise node.error(f"mode '{mode}' is not valid (constant, edge, reflect or wrap)")
     pads = const_ints(node, optional_arg(args, 1), "pads")
     value = optional_arg(args, 2)
     value = [] if value is None else const_value(node, value, "constant_value").reshape(-1)
@@ -363,6 +336,10 @@ def convert_pad(node: Node, args):
         width[a] = [pads[i], pads[i + len(axes)]]
     if not any(b or e for b, e in width):
         return x
+    if mode != "constant":
+        if min(pads) < 0:
+            raise node.error(f"negative pads {pads} with mode '{mode}' are not supported", "crop with Slice")
+        return call("nn.border_pad", x, pad_width=tuple(map(tuple, width)), mode=mode, span=node.name)
     return call("nn.pad", x, pad_width=tuple(map(tuple, width)), pad_value=float(value[0]) if len(value) else 0.0,
                 span=node.name)
 

@@ -1,7 +1,9 @@
 """nn.pad → two statements over disjoint parts of the output box: S_fill on the border (a union of
 boxes, written as a disjunction isl splits into loops) and S_copy on the interior, which reads
-x[out - before]. Negative pads crop: the interior just starts/ends inside x."""
+x[out - before]. Negative pads crop: the interior just starts/ends inside x. nn.border_pad (edge,
+reflect, wrap) is one copy statement through per-axis source-index tables."""
 from ..codegen.templates import c_literal, template
+from ..ir import get_op
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
@@ -34,4 +36,26 @@ def lower_pad(fn, anchor, epi, pool, name) -> Kernel:
     if border:
         stmts.insert(0, Statement("S_fill", dims, f"{ob} and ({' or '.join(border)})", ("0",) + dims, fill))
     macros, loops = loops_to_c(stmts)
+    return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)
+
+
+@lowering("nn.border_pad")
+def lower_border_pad(fn, anchor, epi, pool, name) -> Kernel:
+    """out[o] = x[src_0[o_0], ...]: a const source-index table in flash per padded axis
+    (ops/pad.py ``border_source``), the output coordinate itself on the others."""
+    (x,) = anchor.args
+    out = anchor.ty
+    t = template("pad/ref.c.j2").module
+    dims = tuple(f"o{i}" for i in range(out.ndim))
+    tables = [None if s is None else pool.ref(s, key=("border_pad", anchor.attrs["mode"], i, id(anchor)))
+              for i, s in enumerate(get_op(anchor.op).sources(x.ty.shape, anchor.attrs))]
+
+    def copy(**c):
+        o = [c[d] for d in dims]
+        src = [e if tab is None else f"{tab}[{e}]" for e, tab in zip(o, tables)]
+        lines, value = epi.code(o, acc=f"{epi.param_names[id(x)]}[{flat_index(x.ty.shape, src)}]")
+        assert not lines, "nn.border_pad groups carry no epilogue"
+        return t.S_copy(f"out[{flat_index(out.shape, o)}]", value)
+
+    macros, loops = loops_to_c([Statement("S_copy", dims, box(dims, out.shape), dims, copy)])
     return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)

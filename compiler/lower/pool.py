@@ -1,6 +1,6 @@
 """max/avg pool2d (+ epilogue). Padding and the ceil_mode tail are domain cuts; the average divisor
-(ONNX AveragePool count_include_pad rule) is computed at compile time: a literal when every window
-has the same count, else a const table [OH][OW] in flash."""
+(ONNX AveragePool count_include_pad rule, dilated taps counted one by one) is computed at compile
+time: a literal when every window has the same count, else a const table [OH][OW] in flash."""
 import numpy as np
 
 from ..codegen.templates import c_literal, template
@@ -10,22 +10,23 @@ from .kernel import Kernel, affine, flat_index
 from .registry import lowering
 
 
+def _axis_counts(size: int, k: int, s: int, d: int, pb: int, pe: int, n_out: int, include_pad: bool):
+    """Per output index of one axis: the taps i·s + r·d - pb (r < k) inside [0, size), or inside
+    [-pb, size + pe) when ``include_pad``."""
+    taps = np.arange(n_out)[:, None] * s + np.arange(k)[None, :] * d - pb
+    lo, hi = (-pb, size + pe) if include_pad else (0, size)
+    return ((taps >= lo) & (taps < hi)).sum(1)
+
+
 def window_counts(H, W, attrs, oh, ow):
     """Divisor of each output position [oh, ow]: taps inside the image, or inside image + explicit
-    pads when count_include_pad (the ceil_mode tail never counts)."""
+    pads when count_include_pad (the ceil_mode tail never counts); dilated taps counted one by one."""
     (kh, kw), (sh, sw), (pt, pl, pb, pr) = attrs["pool_size"], attrs["strides"], attrs["padding"]
-    counted = np.zeros((oh, ow))
-    for i in range(oh):
-        for j in range(ow):
-            h0, w0 = i * sh - pt, j * sw - pl
-            if attrs["count_include_pad"]:
-                hh = min(h0 + kh, H + pb) - h0
-                ww = min(w0 + kw, W + pr) - w0
-            else:
-                hh = min(h0 + kh, H) - max(h0, 0)
-                ww = min(w0 + kw, W) - max(w0, 0)
-            counted[i, j] = hh * ww
-    return counted
+    dh, dw = attrs.get("dilation", (1, 1))
+    inc = attrs["count_include_pad"]
+    rows = _axis_counts(H, kh, sh, dh, pt, pb, oh, inc)
+    cols = _axis_counts(W, kw, sw, dw, pl, pr, ow, inc)
+    return np.outer(rows, cols).astype(np.float64)
 
 
 @lowering("nn.max_pool2d", "nn.avg_pool2d", "qnn.avg_pool2d")
@@ -37,6 +38,7 @@ def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
     N, H, W, C = x.ty.shape if nhwc else (x.ty.shape[0],) + x.ty.shape[2:] + (x.ty.shape[1],)
     OH, OW = anchor.ty.shape[1:3] if nhwc else anchor.ty.shape[2:4]
     (KH, KW), (sh, sw), (pt, pl, _, _) = a["pool_size"], a["strides"], a["padding"]
+    dh, dw = a.get("dilation", (1, 1))
     t = template("pool/ref.c.j2").module
     divisor = "1.0f"
     if kind != "max":   # qavg: int32 count of the real taps (count_include_pad=0, checked by the op)
@@ -52,13 +54,14 @@ def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
 
     dims = ("n", "h", "w", "c")
     ob = box(dims, (N, OH, OW, C))
-    taps = f"0 <= r < {KH} and 0 <= s < {KW} and 0 <= {sh}h + r - {pt} < {H} and 0 <= {sw}w + s - {pl} < {W}"
+    rd, sd = ("r" if dh == 1 else f"{dh}r"), ("s" if dw == 1 else f"{dw}s")
+    taps = f"0 <= r < {KH} and 0 <= s < {KW} and 0 <= {sh}h + {rd} - {pt} < {H} and 0 <= {sw}w + {sd} - {pl} < {W}"
 
     def idx(n, h, w, c):
         return [n, h, w, c] if nhwc else [n, c, h, w]
 
     def acc(n, h, w, c, r, s):
-        ih, iw = affine((h, sh), (r, 1), (str(-pt), 1)), affine((w, sw), (s, 1), (str(-pl), 1))
+        ih, iw = affine((h, sh), (r, dh), (str(-pt), 1)), affine((w, sw), (s, dw), (str(-pl), 1))
         return t.S_acc(kind, f"p0[{flat_index(x.ty.shape, idx(n, ih, iw, c))}]")
 
     def store(n, h, w, c):

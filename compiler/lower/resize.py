@@ -2,16 +2,19 @@
 source offsets (row/column index times its stride) and weights of every output row and column are
 computed at compile time (ops/resize.py ``axis_table``, the same table the numpy reference uses)
 and stored as const tables of two entries per row/column in flash; the C only indexes and
-multiply-adds. nearest reads one element; linear four (TFLM's int8 arithmetic for int8)."""
+multiply-adds. nearest reads one element; linear four (TFLM's int8 arithmetic for int8); cubic,
+antialias and tf_crop_and_resize K·K (lower/resize_taps.py)."""
 import numpy as np
 
 from ..codegen.templates import template
 from ..ir import get_op
 from ..ops.resize import spatial_axes
+from ..ops.resize_taps import uses_taps
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
 from .registry import lowering
+from .resize_taps import lower_resize_taps
 
 
 def _tables(pool, anchor, t, stride: int, what: str, linear: bool):
@@ -26,6 +29,8 @@ def _tables(pool, anchor, t, stride: int, what: str, linear: bool):
 
 @lowering("nn.resize2d")
 def lower_resize(fn, anchor, epi, pool, name) -> Kernel:
+    if uses_taps(anchor.attrs):
+        return lower_resize_taps(fn, anchor, epi, pool, name)
     (x,) = anchor.args
     a, out = anchor.attrs, anchor.ty
     hax, wax = spatial_axes(a["layout"])

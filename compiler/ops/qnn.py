@@ -205,9 +205,11 @@ class QAvgPool2D(Pool2D):
     def infer(self, args, attrs):
         if attrs["count_include_pad"] and any(attrs["padding"]):
             raise TinyfuseError("qnn.avg_pool2d: count_include_pad=1 with padding has no int8 kernel")
+        if tuple(attrs.get("dilation", (1, 1))) != (1, 1):
+            raise TinyfuseError(f"qnn.avg_pool2d: dilation {attrs['dilation']} has no int8 kernel")
         return super().infer(args, attrs)
 
-    def compute(self, x, pool_size, strides, padding, ceil_mode, count_include_pad, layout):
+    def compute(self, x, pool_size, strides, padding, ceil_mode, count_include_pad, layout, dilation=(1, 1)):
         xn = x.astype(np.int64) if layout == "NCHW" else x.astype(np.int64).transpose(0, 3, 1, 2)
         n, c, h, w = xn.shape
         (kh, kw), (sh, sw), (pt, pl, pb, pr) = pool_size, strides, padding

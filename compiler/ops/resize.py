@@ -23,6 +23,9 @@ int8 (TFLM ``reference_ops::ResizeBilinearInteger``): weights in 10 fractional b
 out = (acc ± 2^19) / 2^20 truncated (``rounding='double'``, round half away from zero) or
 (acc + 2^19) >> 20 (``'single'``, TFLITE_SINGLE_ROUNDING). int8 nearest copies bytes. Input and
 output share (scale, zero point) (legalize_qdq requantizes otherwise).
+
+mode cubic, antialias and tf_crop_and_resize (float32 only) read K taps per output row and column:
+ops/resize_taps.py.
 """
 from __future__ import annotations
 
@@ -33,8 +36,10 @@ import numpy as np
 from ..errors import TinyfuseError
 from ..ir.op import OpDef, OpPattern, register_op
 from ..ir.types import TensorType
+from .resize_taps import TapTable, nearest_index as _nearest, resample, tap_table, uses_taps
 
-MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn")
+MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+         "tf_crop_and_resize")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 ONE_10 = 1 << 10        # 1.0 in TFLM's 10-fractional-bit resize weights
 
@@ -75,19 +80,6 @@ def source_coords(n_in: int, n_out: int, scale: float | None, mode: str, convent
         offset = f32(n_in) / f32(2) * (f32(1) - f32(n_out) / (s * f32(n_in)))
         return offset + (x + f32(0.5)) / s - f32(0.5)
     return (x + f32(0.5)) / s - f32(0.5)
-
-
-def _nearest(c: np.ndarray, nearest_mode: str) -> np.ndarray:
-    c = c.astype(np.float64)
-    fl = np.floor(c)
-    if nearest_mode == "floor":
-        return fl
-    if nearest_mode == "ceil":
-        return np.ceil(c)
-    half = c == fl + 0.5
-    if nearest_mode == "round_prefer_floor":
-        return np.where(half, fl, np.floor(c + 0.5))
-    return np.where(half, fl + 1, np.floor(c + 0.5))   # round_prefer_ceil (std::round for c >= 0)
 
 
 def _tflm_fixed(n_in: int, n_out: int, mode: str):
@@ -136,21 +128,27 @@ def spatial_axes(layout: str) -> tuple[int, int]:
 
 @register_op
 class Resize2D(OpDef):
-    """Attributes: ``method`` (nearest, linear), ``coordinate_transformation_mode`` (MODES),
+    """Attributes: ``method`` (nearest, linear, cubic), ``coordinate_transformation_mode`` (MODES),
     ``nearest_mode`` (NEAREST_MODES), ``size`` (OH, OW), ``scales`` ((sh, sw) as given, or () for
-    out / in), ``convention`` (onnx, tflite), ``rounding`` (int8: double, single), ``layout``."""
+    out / in), ``convention`` (onnx, tflite), ``rounding`` (int8: double, single), ``layout``; for
+    the multi-tap forms (float32): ``cubic_coeff_a``, ``exclude_outside``, ``antialias``, ``roi``
+    (((h0, h1), (w0, w1)) normalized, tf_crop_and_resize) and ``extrapolation_value``."""
 
     name, pattern, num_inputs = "nn.resize2d", OpPattern.OUT_ELEMWISE_FUSABLE, 1
     cost_family = "pool"
     attrs = {"method": "nearest", "coordinate_transformation_mode": "half_pixel",
              "nearest_mode": "round_prefer_floor", "size": (1, 1), "scales": (), "convention": "onnx",
-             "rounding": "double", "layout": "NCHW"}
+             "rounding": "double", "layout": "NCHW", "cubic_coeff_a": -0.75, "exclude_outside": False,
+             "antialias": False, "roi": (), "extrapolation_value": 0.0}
 
     def infer(self, args, attrs):
         (x,) = args
         if x.ndim != 4 or x.dtype not in ("float32", "int8"):
             raise TinyfuseError(f"nn.resize2d: need a 4-D float32 or int8 input, got {list(x.shape)} {x.dtype}")
-        if attrs["method"] not in ("nearest", "linear") or attrs["coordinate_transformation_mode"] not in MODES \
+        if uses_taps(attrs) and x.dtype != "float32":
+            raise TinyfuseError(f"nn.resize2d: mode {attrs['method']} with antialias={int(attrs.get('antialias', 0))} "
+                                f"and {attrs['coordinate_transformation_mode']} has a float32 kernel only, got {x.dtype}")
+        if attrs["method"] not in ("nearest", "linear", "cubic") or attrs["coordinate_transformation_mode"] not in MODES \
                 or attrs["nearest_mode"] not in NEAREST_MODES:
             raise TinyfuseError(f"nn.resize2d: unknown method/mode {attrs['method']}, "
                                 f"{attrs['coordinate_transformation_mode']}, {attrs['nearest_mode']}")
@@ -167,9 +165,17 @@ class Resize2D(OpDef):
         return (axis_table(in_shape[hax], attrs["size"][0], attrs, 0, dtype),
                 axis_table(in_shape[wax], attrs["size"][1], attrs, 1, dtype))
 
+    def tap_tables(self, in_shape, attrs) -> tuple[TapTable, TapTable]:
+        """The multi-tap tables of H and W (ops/resize_taps.py) when ``uses_taps(attrs)``."""
+        axes, scales, roi = spatial_axes(attrs["layout"]), attrs["scales"], attrs["roi"]
+        return tuple(tap_table(in_shape[ax], attrs["size"][i], scales[i] if scales else None, attrs,
+                               roi[i] if roi else (0.0, 1.0)) for i, ax in enumerate(axes))
+
     def compute(self, x, **attrs):
         a = {**self.attrs, **attrs}
         hax, wax = spatial_axes(a["layout"])
+        if uses_taps(a):
+            return resample(x, self.tap_tables(x.shape, a), (hax, wax), a["extrapolation_value"])
         ty, tx = self.tables(x.shape, a, str(x.dtype))
         if a["method"] == "nearest":
             return x.take(ty.i0, hax).take(tx.i0, wax)

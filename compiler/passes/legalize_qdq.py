@@ -28,6 +28,7 @@ from .. import quant
 from ..errors import TinyfuseError
 from ..ir import Call, Constant, Expr, IRModule, call, get_op, rewrite, users
 from ..ops import ops_where
+from ..ops.resize_taps import uses_taps
 from .legalize_prelu import prelu_rule
 from .legalize_qdq_misc import mean_rule, sub_rule
 
@@ -191,6 +192,8 @@ class _Legalizer:
         a = y.attrs
         (kh, kw), (sh, sw), (pt, pl, pb, pr) = a["pool_size"], a["strides"], a["padding"]
         padded = any(a["padding"])
+        if tuple(a.get("dilation", (1, 1))) != (1, 1):
+            return None
         if ((s, z) == (s_out, z_out) and not (a["count_include_pad"] and padded)) or a.get("layout", "NCHW") != "NCHW" \
                 or (padded and not a["count_include_pad"]):
             return None
@@ -326,7 +329,8 @@ def _move_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
         return None
     x, s, z = t
     op = "qnn.avg_pool2d" if y.op == "nn.avg_pool2d" else y.op
-    if op == "qnn.avg_pool2d" and y.attrs["count_include_pad"] and any(y.attrs["padding"]):
+    if op == "qnn.avg_pool2d" and ((y.attrs["count_include_pad"] and any(y.attrs["padding"]))
+                                   or tuple(y.attrs.get("dilation", (1, 1))) != (1, 1)):
         return None
     moved = call(op, x, span=y.span, **y.attrs)
     return moved if (s, z) == (s_out, z_out) else _requantize(moved, s / s_out, z, z_out, lg.rounding)
@@ -378,9 +382,10 @@ def _lut_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
 
 def _resize_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
     """nn.resize2d on the int8 tensor (nearest copies bytes; linear: TFLM's 10-bit fixed point,
-    ops/resize.py) with the compilation's rounding, then a requantize if the scales differ."""
+    ops/resize.py) with the compilation's rounding, then a requantize if the scales differ. The
+    multi-tap forms (cubic, antialias, tf_crop_and_resize) have no int8 kernel: they stay float."""
     t = _dq_tensor(y.args[0])
-    if t is None:
+    if t is None or uses_taps(y.attrs):
         return None
     x, s, z = t
     moved = call("nn.resize2d", x, span=y.span, **{**y.attrs, "rounding": lg.rounding})

@@ -185,9 +185,9 @@ def test_float_tflite_vs_tflm(tmp_path, kind, align, half):
 
 # ------------------------------------------------------------------------------- refused forms
 @pytest.mark.parametrize("attrs,match", [
-    (dict(mode="cubic"), "mode 'cubic' is not supported"),
-    (dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize"), "tf_crop_and_resize"),
-    (dict(mode="linear", antialias=1), "antialias=1 is not supported"),
+    (dict(mode="bicubic"), "mode 'bicubic' is not valid"),
+    (dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize"), "tf_crop_and_resize' needs the roi"),
+    (dict(mode="nearest", antialias=1), "antialias=1 applies to linear and cubic only"),
 ])
 def test_refused_onnx_forms(attrs, match):
     model = onnx_resize((1, 1, 4, 4), out_size=(1, 1, 2, 2), **attrs)

@@ -26,6 +26,7 @@ from tinyfuse.resources import template_dir
 
 FRONTEND = Path(__file__).resolve().parents[2] / "compiler" / "frontend"
 CONVERTER_MODULES = ["onnx.py", "onnx_registry.py", "onnx_ops.py", "onnx_quant.py", "onnx_ops_resize.py",
+                     "onnx_ops_pool.py", "onnx_ops_conv3d.py",
                      "tflite.py", "tflite_registry.py", "tflite_ops.py", "tflite_int8.py", "tflite_ops_resize.py"]
 EXPR_TEMPLATES = ["expr/elemwise.c.j2", "expr/qnn.c.j2"]    # the macro modules lower.kernel.Epilogue reads
 
@@ -76,7 +77,7 @@ def test_derived_op_sets_hold_the_ops_they_name():
     from tinyfuse.passes import check_overflow, fold_views, fuse_horizontal, fuse_ops, legalize_qdq
     assert fuse_ops.VIEW_OPS == ("reshape", "slice_view")
     assert fold_views.VIEW_OPS == ("reshape", "slice_axis", "transpose")
-    assert legalize_qdq.MOVE_OPS == ("broadcast_to", "nn.max_pool2d", "reshape", "slice_axis", "slice_view", "strided_slice",
+    assert legalize_qdq.MOVE_OPS == ("broadcast_to", "nn.border_pad", "nn.max_pool2d", "reshape", "slice_axis", "slice_view", "strided_slice",
                                     "take", "tile", "transpose")
     assert set(legalize_qdq.LUT_OPS) == {"sigmoid", "tanh", "hard_sigmoid", "hard_swish", "nn.leaky_relu",
                                          "nn.gelu", "erf"}
@@ -172,7 +173,8 @@ def test_frontend_converters_emit_registered_ops(module):
 
 def test_the_scan_sees_computed_names():
     onnx_ops, _ = emitted_ops(FRONTEND / "onnx_ops.py")
-    assert {"nn.max_pool2d", "nn.avg_pool2d", "subtract", "divide", "sigmoid", "hard_sigmoid"} <= onnx_ops
+    assert {"nn.avg_pool2d", "subtract", "divide", "sigmoid", "hard_sigmoid"} <= onnx_ops
+    assert {"nn.max_pool2d", "nn.avg_pool2d"} <= emitted_ops(FRONTEND / "onnx_ops_pool.py")[0]
     tflite_ops, _ = emitted_ops(FRONTEND / "tflite_ops.py")
     assert {"nn.max_pool2d", "nn.avg_pool2d", "qnn.avg_pool2d", "sigmoid", "tanh"} <= tflite_ops
     tree = ast.parse('def f(k):\n    return call(g(k), x)\n')
