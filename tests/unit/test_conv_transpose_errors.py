@@ -19,7 +19,7 @@ def _convert(xs, ws, **attrs):
 
 
 @pytest.mark.parametrize("xs,ws,attrs,message", [
-    ((1, 1, 3, 4, 5), (1, 2, 3, 3, 3), {}, "only 1-D and 2-D transposed convolution"),
+    ((1, 1, 3, 3, 4, 5), (1, 2, 3, 3, 3, 3), {}, "only 1-D, 2-D and 3-D transposed convolution"),
     ((1, 2, 4, 4), (2, 3, 3, 3), dict(strides=[2, 2], output_padding=[2, 0]), "output_padding [2, 0] must be smaller"),
     ((1, 2, 4, 4), (2, 3, 3, 3), dict(kernel_shape=[2, 2]), "kernel_shape [2, 2] disagrees"),
     ((1, 3, 4, 4), (3, 3, 3, 3), dict(group=2), "group 2 disagree"),
