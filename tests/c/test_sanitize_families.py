@@ -1,0 +1,161 @@
+"""Every op family and kernel variant the host can compile, under sanitizers and guard regions.
+
+tests/c/test_sanitizers.py runs the real models; this module runs one small model per lowering family
+(tests/builders/sanit_families.py: float ONNX graphs, int8 .tflite one-op models, int8 QDQ graphs,
+fused chains, sibling convs, in-place kernels) in every configuration of test_sanitizers.CONFIGS:
+
+    gcc_asan_ubsan_guard   gcc -fsanitize=address,undefined, 256-byte guard regions around each arena
+    gcc_wconversion        gcc   -Wall -Wextra -Werror -Wconversion
+    clang_wconversion      clang -Wall -Wextra -Werror -Wconversion
+
+(arena filled with 0xA5), each output bit-identical to the plain build (gcc STRICT_CFLAGS, arena 0x00),
+and the plain build equal to the model's independent oracle (onnxruntime for float, TFLite Micro
+bit for bit for the int8 .tflite models, onnxruntime within a stated number of output steps for the
+int8 QDQ graphs TFLM has no twin for). All models go into ONE program per configuration
+(harness/multi.py), so the added time is a few builds, not one per model.
+
+Kernel variants: the int8 models with SIMD anchors are also compiled for cortex-m4 (arm_dsp kernels,
+including the depthwise, in-place and poly-fused DSP stages) and cortex-m55 (arm_mve). Their kernels
+call the primitives of runtime_c/include/tinyfuse/simd.h, which needs the Arm DSP extension (ACLE
+intrinsics, inline sxtb16 asm); the host build force-includes runtime_c/include/tinyfuse/simd_host.h
+instead (the same primitives and the few Helium intrinsics in portable C, the hardware's wrapping
+arithmetic), so the kernels' address arithmetic, loop bounds, tail predicates and scratch use run
+under ASan/UBSan on the host; their results must still equal the oracle. What the host cannot check
+is the shipped simd.h's own intrinsic bodies: those run on qemu (tests/target/test_simd_kernels.py).
+
+``test_every_lowering_family_is_covered`` fails when a registered lowering (lower.registry.LOWERINGS),
+a registered SIMD variant (VARIANTS), the poly-fused chain (ref and DSP stages) or an in-place kernel
+appears in no model here: a new op family needs its model in sanit_families.py.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from contextlib import ExitStack
+from unittest import mock
+
+import numpy as np
+import pytest
+
+from tinyfuse.driver import compile_model
+from tinyfuse.errors import TinyfuseError
+from tinyfuse.harness.multi import build_host_multi, run_host_multi
+from tinyfuse.lower.registry import LOWERINGS, VARIANTS
+from tests.builders.sanit_families import all_models
+from tests.c.test_sanitizers import CONFIGS
+from tests.conftest import require_programs
+
+SHORT = {"host": "h", "cortex-m4": "m4", "cortex-m55": "m55"}
+
+
+def kernel_tags(kernel) -> set[str]:
+    """The coverage tags of one kernel: its lowering family (the LOWERINGS key: the anchor op, or
+    ``elemwise``), and for a non-portable kernel ``family@variant`` (arm_dsp, arm_mve, inplace,
+    fused_chain, fused_chain@arm_dsp when a chain stage uses the SIMD helpers)."""
+    fam = next((op for op in kernel.ops if op in LOWERINGS), "elemwise")
+    tags = {fam}
+    v = kernel.variant
+    if v.startswith("inplace"):
+        tags.add(f"{fam}@inplace")
+    elif v == "fused_chain":
+        tags.add("fused_chain")
+        if kernel.headers:
+            tags.add("fused_chain@arm_dsp")
+    elif v != "ref":
+        tags.add(f"{fam}@{v}")
+    return tags
+
+
+def required_tags() -> set[str]:
+    return (set(LOWERINGS) | {f"{op}@{v}" for op, vs in VARIANTS.items() for v, _ in vs}
+            | {"fused_chain", "fused_chain@arm_dsp", "qnn.conv2d@inplace"})
+
+
+def _compile(entry, target):
+    with ExitStack() as stack, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if entry.siblings_with_copies:
+            from tinyfuse.passes import fuse_horizontal
+            stack.enter_context(mock.patch.object(fuse_horizontal, "VIEWS_ONLY", False))
+        return compile_model(entry.model, target=target, name=f"{entry.name}_{SHORT[target]}", **entry.options)
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    """[(entry, target, CompileResult)] for every family model and target, and the plain build's
+    outputs; compile errors fail (every family listed compiles)."""
+    require_programs("gcc")
+    tmp = tmp_path_factory.mktemp("families")
+    t0 = time.perf_counter()
+    runs, errors = [], []
+    for entry in all_models(tmp / "models"):
+        for target in entry.targets:
+            try:
+                runs.append((entry, target, _compile(entry, target)))
+            except TinyfuseError as e:
+                errors.append(f"{entry.name} ({target}): {e}")
+    assert not errors, "\n".join(errors)
+    results = [r for _, _, r in runs]
+    plain = run_host_multi(build_host_multi(results, tmp / "plain", simd_host=True), results,
+                           [e.inputs for e, _, _ in runs])
+    print(f"\nfamilies: {len(runs)} compiled models, models + compile + plain build {time.perf_counter() - t0:.1f} s")
+    return runs, plain, tmp
+
+
+def _oracle_error(entry, got: np.ndarray, want: np.ndarray) -> str | None:
+    if got.shape != tuple(want.shape):
+        return f"shape {got.shape} != {want.shape}"
+    if entry.tol is not None:
+        scale = max(float(np.max(np.abs(want))), 1e-6)
+        err = float(np.max(np.abs(got.astype(np.float64) - want)))
+        return None if err <= entry.tol * scale else f"max abs diff {err:.3g} > {entry.tol} x {scale:.3g}"
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64)) / entry.step
+    limit = entry.lsb or 0
+    worst = float(np.max(diff)) if diff.size else 0.0
+    return None if worst <= limit + 1e-6 else f"{int(np.sum(diff > limit + 1e-6))} outputs off by up to {worst:.2f} steps"
+
+
+def test_plain_build_matches_the_oracle(suite):
+    runs, plain, _ = suite
+    bad = []
+    for (entry, target, result), outs in zip(runs, plain):
+        for i, (got, want) in enumerate(zip(outs, entry.want)):
+            err = _oracle_error(entry, got, want)
+            if err:
+                bad.append(f"{result.name} output {i}: {err}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_every_family_clean_under(config, suite):
+    opts = CONFIGS[config]
+    require_programs(opts["cc"])                         # make setup installs clang for CI
+    runs, plain, tmp = suite
+    results = [r for _, _, r in runs]
+    t0 = time.perf_counter()
+    exe = build_host_multi(results, tmp / config, simd_host=True, **opts)   # -Werror: a warning fails the build
+    outs = run_host_multi(exe, results, [e.inputs for e, _, _ in runs])    # a sanitizer report or guard hit fails
+    print(f"\n{config}: {len(results)} models built and run in {time.perf_counter() - t0:.1f} s")
+    bad = [f"{r.name} output {i}: {int(np.sum(g != w))} of {w.size} differ"
+           for r, got, want in zip(results, outs, plain) for i, (g, w) in enumerate(zip(got, want))
+           if g.dtype != w.dtype or not np.array_equal(g, w)]
+    assert not bad, f"under {config}, outputs differ from the plain gcc build:\n" + "\n".join(bad)
+
+
+def test_every_lowering_family_is_covered(suite):
+    runs, _, _ = suite
+    covered = {t for _, _, r in runs for k in r.kernels for t in kernel_tags(k)}
+    missing = required_tags() - covered
+    assert not missing, f"no sanitizer model covers {sorted(missing)}: add one to tests/builders/sanit_families.py"
+
+
+def test_family_table(suite, capsys):
+    """The family x target table the report quotes (printed with -s); every model has at least one kernel."""
+    runs, _, _ = suite
+    rows = {}
+    for entry, target, result in runs:
+        assert result.kernels, result.name
+        tags = sorted({t for k in result.kernels for t in kernel_tags(k)})
+        rows[result.name] = ", ".join(tags)
+    with capsys.disabled():
+        print("\n" + "\n".join(f"{name:32s} {tags}" for name, tags in rows.items()))
