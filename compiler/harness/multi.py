@@ -14,6 +14,7 @@ Helium intrinsics in portable C) is force-included in place of the shipped ``tin
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 import shutil
 import subprocess
 from pathlib import Path
@@ -30,11 +31,12 @@ SIMD_HOST_HEADER = runtime_dir() / "include" / "tinyfuse" / "simd_host.h"
 
 
 def build_host_multi(results, workdir: str | Path, cc: str = "gcc", cflags=None, arena_fill: int = 0,
-                     sanitize: bool = False, guard: int = 0, simd_host: bool = False) -> Path:
+                     sanitize: bool = False, guard: int = 0, simd_host: bool = False, jobs: int = 1) -> Path:
     """Write every result's sources into ``workdir/src/<name>`` (model names must differ: each model's
     symbols carry its name) and build ``workdir/models``. ``cc``, ``cflags`` (default STRICT_CFLAGS),
     ``arena_fill``, ``sanitize`` and ``guard`` (bytes, rounded up to ARENA_ALIGN) as in
-    ``host.build_host``. Raises TinyfuseError when names repeat or the compiler fails (its first lines)."""
+    ``host.build_host``; ``jobs`` translation units compile at a time. Raises TinyfuseError when
+    names repeat or the compiler fails (its first lines)."""
     names = [r.name for r in results]
     if len(set(names)) != len(names):
         raise TinyfuseError(f"build_host_multi: model names repeat: {sorted(names)}")
@@ -49,13 +51,31 @@ def build_host_multi(results, workdir: str | Path, cc: str = "gcc", cflags=None,
     flags = [*(cflags or STRICT_CFLAGS), *(SANITIZE_CFLAGS if sanitize else [])]
     if simd_host:
         flags += ["-include", str(SIMD_HOST_HEADER)]
-    sources = [str(src / f"{n}{suffix}") for n, src in zip(names, srcs) for suffix in (".c", "_weights.c")]
+    units = [src / f"{n}{suffix}" for n, src in zip(names, srcs) for suffix in (".c", "_weights.c")] + [main]
+    includes = [f"-I{src}" for src in srcs]
+    objects = _compile_units(cc, [*flags, *includes], units, workdir / "obj", jobs)
     exe = workdir / "models"
-    proc = subprocess.run([cc, *flags, *(f"-I{src}" for src in srcs), *sources, str(main), "-o", str(exe), "-lm"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([cc, *flags, *map(str, objects), "-o", str(exe), "-lm"], capture_output=True, text=True)
     if proc.returncode:
-        raise TinyfuseError(f"{cc} failed on the generated code:\n{proc.stderr[:4000]}")
+        raise TinyfuseError(f"{cc} failed linking the models:\n{proc.stderr[:4000]}")
     return exe
+
+
+def _compile_units(cc: str, flags: list[str], units: list[Path], obj_dir: Path, jobs: int) -> list[Path]:
+    """Each C file to an object in ``obj_dir`` (``jobs`` compilers at a time); TinyfuseError with the
+    first failing unit's diagnostics."""
+    obj_dir.mkdir(parents=True, exist_ok=True)
+    objects = [obj_dir / f"{i}_{u.stem}.o" for i, u in enumerate(units)]
+
+    def one(unit_obj):
+        unit, obj = unit_obj
+        return unit, subprocess.run([cc, *flags, "-c", str(unit), "-o", str(obj)], capture_output=True, text=True)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for unit, proc in pool.map(one, zip(units, objects)):
+            if proc.returncode:
+                raise TinyfuseError(f"{cc} failed on the generated code ({unit.name}):\n{proc.stderr[:4000]}")
+    return objects
 
 
 def run_host_multi(exe: str | Path, results, inputs: list[list[np.ndarray]],

@@ -22,12 +22,25 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from tinyfuse.harness.host import CONVERSION_CFLAGS
 from tests.builders.float_models import model_of, rand
 from tests.conftest import ort_run
 
 N = helper.make_node
+SHORT = {"host": "h", "cortex-m4": "m4", "cortex-m55": "m55"}
+# the sanitizer and strict-warning configurations (tests/c/test_sanitizers.py, test_sanitize_families.py):
+# keyword arguments of harness.build_host / build_host_multi
+CONFIGS = {
+    "gcc_asan_ubsan_guard": dict(cc="gcc", sanitize=True, guard=256, arena_fill=0xA5),
+    "gcc_wconversion": dict(cc="gcc", cflags=CONVERSION_CFLAGS, arena_fill=0xA5),
+    "clang_wconversion": dict(cc="clang", cflags=CONVERSION_CFLAGS, arena_fill=0xA5),
+}
 I64 = np.int64
 SIMD_TARGETS = ("host", "cortex-m4", "cortex-m55")
+DSP_TARGETS = ("host", "cortex-m4")              # depthwise: arm_dsp only (cortex-m55 takes the same kernel)
+# the models with SIMD anchors, compiled for the Arm targets too (every other model: host only)
+ARM_TARGETS = {"q_conv_relu6": SIMD_TARGETS, "q_conv_s2_valid": SIMD_TARGETS, "q_dw_mult2_s2": DSP_TARGETS,
+               "q_fc": SIMD_TARGETS, "q_poly_chain": SIMD_TARGETS, "q_horizontal": SIMD_TARGETS}
 
 
 @dataclass
@@ -39,9 +52,39 @@ class FamilyModel:
     tol: float | None = None                # float: relative tolerance; None: exact
     lsb: int | None = None                  # int8 vs onnxruntime: max difference in output steps
     step: float = 1.0                       # one output step (the output scale when the output is float)
-    targets: tuple[str, ...] = ("host",)
+    targets: tuple[str, ...] = ()           # default: ARM_TARGETS[name], else host only
     siblings_with_copies: bool = False      # compile with fuse_horizontal.VIEWS_ONLY off
     options: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.targets = self.targets or ARM_TARGETS.get(self.name, ("host",))
+
+    def oracle_error(self, i: int, got: np.ndarray) -> str | None:
+        """Why output ``i`` of a build does not meet the oracle, or None."""
+        want = self.want[i]
+        if got.shape != tuple(want.shape):
+            return f"shape {got.shape} != {want.shape}"
+        if self.tol is not None:
+            scale = max(float(np.max(np.abs(want))), 1e-6)
+            err = float(np.max(np.abs(got.astype(np.float64) - want)))
+            return None if err <= self.tol * scale else f"max abs diff {err:.3g} > {self.tol} x {scale:.3g}"
+        diff = np.abs(got.astype(np.float64) - want.astype(np.float64)) / self.step
+        limit = (self.lsb or 0) + 1e-6
+        return None if not np.any(diff > limit) else \
+            f"{int(np.sum(diff > limit))} outputs off by up to {float(np.max(diff)):.2f} steps (allowed {self.lsb or 0})"
+
+    def compile(self, target: str):
+        """compile_model for ``target``, named ``<name>_<h|m4|m55>``."""
+        import warnings
+        from contextlib import ExitStack
+        from unittest import mock
+        from tinyfuse.driver import compile_model
+        from tinyfuse.passes import fuse_horizontal
+        with ExitStack() as stack, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if self.siblings_with_copies:
+                stack.enter_context(mock.patch.object(fuse_horizontal, "VIEWS_ONLY", False))
+            return compile_model(self.model, target=target, name=f"{self.name}_{SHORT[target]}", **self.options)
 
 
 def _onnx_float(name, nodes, inputs: dict, outputs, opset=13, inits=None, tol=1e-4) -> FamilyModel:
@@ -109,14 +152,14 @@ def float_models() -> list[FamilyModel]:
     return [conv_pool, dw, gemm, bmm, ln, concat_pad, convt, resize, elemwise, movement, horizontal]
 
 
-def _tflm(name, case, targets=("host",)) -> FamilyModel:
+def _tflm(name, case) -> FamilyModel:
     """A tflm_cases.Case: tinyfuse compiles the .tflite model, TFLM's output is the oracle."""
-    return FamilyModel(name, case.tflm, list(case.inputs), [case.want], targets=targets)
+    return FamilyModel(name, case.tflm, list(case.inputs), [case.want])
 
 
-def _tflm_bytes(name, model: bytes, inputs, targets=("host",)) -> FamilyModel:
+def _tflm_bytes(name, model: bytes, inputs) -> FamilyModel:
     from tests.builders.tflm_cases import tflm_oneop
-    return FamilyModel(name, model, list(inputs), list(tflm_oneop().run(model, list(inputs))), targets=targets)
+    return FamilyModel(name, model, list(inputs), list(tflm_oneop().run(model, list(inputs))))
 
 
 def int8_tflm_models() -> list[FamilyModel]:
@@ -129,11 +172,11 @@ def int8_tflm_models() -> list[FamilyModel]:
     i8 = lambda *s: rng.integers(-128, 128, s).astype(np.int8)  # noqa: E731
     q = (0.05, 3)
     out = [
-        _tflm("q_conv_relu6", conv_case("conv", 0, (1, 9, 7, 8), 12, (3, 3), act="RELU6"), SIMD_TARGETS),
-        _tflm("q_conv_s2_valid", conv_case("conv", 5, (1, 8, 9, 5), 6, (3, 3), (2, 2), "VALID"), SIMD_TARGETS),
-        _tflm("q_dw_mult2_s2", conv_case("dw", 1, (1, 9, 8, 4), 0, (3, 3), (2, 2), mult=2), SIMD_TARGETS),
-        _tflm("q_dw_inplace", conv_case("dw", 2, (1, 7, 6, 8), 0, (3, 3)), SIMD_TARGETS),
-        _tflm("q_fc", fc_case(2, 3, 37, 10, act="RELU"), SIMD_TARGETS),
+        _tflm("q_conv_relu6", conv_case("conv", 0, (1, 9, 7, 8), 12, (3, 3), act="RELU6")),
+        _tflm("q_conv_s2_valid", conv_case("conv", 5, (1, 8, 9, 5), 6, (3, 3), (2, 2), "VALID")),
+        _tflm("q_dw_mult2_s2", conv_case("dw", 1, (1, 9, 8, 4), 0, (3, 3), (2, 2), mult=2)),
+        _tflm("q_dw_inplace", conv_case("dw", 2, (1, 7, 6, 8), 0, (3, 3))),     # the same kernel on every target
+        _tflm("q_fc", fc_case(2, 3, 37, 10, act="RELU")),
         _tflm("q_add_relu", binary_case("add", 3, (1, 4, 5, 6), (1, 4, 5, 6), "RELU")),
         _tflm("q_mul_bcast", misc_binary("mul", 4, (1, 5, 7, 6), (1, 5, 1, 1), "RELU")),
         _tflm("q_sub_bcast", misc_binary("sub", 5, (1, 5, 7, 6), (1, 1, 1, 6))),
@@ -163,7 +206,7 @@ def int8_tflm_models() -> list[FamilyModel]:
     return out
 
 
-def _ort_int8(name, model, x, lsb, targets=("host",), **kw) -> FamilyModel:
+def _ort_int8(name, model, x, lsb, **kw) -> FamilyModel:
     """A QDQ model; its output is int8, or float after a DequantizeLinear whose scale is one step."""
     from onnx import numpy_helper
     step = 1.0
@@ -173,7 +216,7 @@ def _ort_int8(name, model, x, lsb, targets=("host",), **kw) -> FamilyModel:
         inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
         step = float(inits[node.input[1]])
     return FamilyModel(name, model, [x], ort_run(model, {model.graph.input[0].name: x}), lsb=lsb, step=step,
-                       targets=targets, **kw)
+                       **kw)
 
 
 def int8_qdq_models(tmp: Path) -> list[FamilyModel]:
@@ -199,8 +242,8 @@ def int8_qdq_models(tmp: Path) -> list[FamilyModel]:
         _ort_int8("q_layer_norm", ln, rand(2, 3, 8), 2),
         _ort_int8("q_batch_matmul", bmm, rand(2, 4, 6, seed=1), 2),
         _ort_int8("q_softmax_any_scale", sm, rand(3, 10, seed=2) * 3, 1),
-        _ort_int8("q_poly_chain", chain, xc, 2, SIMD_TARGETS),
-        _ort_int8("q_horizontal", sib, rand(1, 3, 6, 5, seed=4), 1, SIMD_TARGETS, siblings_with_copies=True),
+        _ort_int8("q_poly_chain", chain, xc, 2),
+        _ort_int8("q_horizontal", sib, rand(1, 3, 6, 5, seed=4), 1, siblings_with_copies=True),
     ]
 
 
