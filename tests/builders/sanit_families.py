@@ -120,6 +120,11 @@ def float_models() -> list[FamilyModel]:
         N("Pad", ["c", "p", "v"], ["Y"]), N("Pad", ["B", "p"], ["Y2"])],
         {"A": rand(1, 2, 5, 6), "B": rand(1, 3, 5, 6, seed=1)}, ["Y", "Y2"],
         inits={"p": np.array([0, 0, 1, 2, 0, 0, 2, 1], I64), "v": np.array(0.5, np.float32)})
+    return [conv_pool, dw, gemm, bmm, ln, concat_pad] + _float_more_models()
+
+
+def _float_more_models() -> list[FamilyModel]:
+    """Transposed convolution, resize, element-wise chains and casts, data movement, sibling convs."""
     convt = _onnx_float("f_conv_transpose", [
         N("ConvTranspose", ["X", "W", "B"], ["c"], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]),
         N("Relu", ["c"], ["Y"])],
@@ -131,10 +136,12 @@ def float_models() -> list[FamilyModel]:
     elemwise = _onnx_float("f_elemwise_prelu", [
         N("PRelu", ["X", "s"], ["p"]), N("Erf", ["p"], ["e"]), N("Div", ["e", "D"], ["d"]),
         N("Clip", ["d", "lo", "hi"], ["c"]), N("Tanh", ["c"], ["t"]), N("Sub", ["t", "X"], ["Y"]),
-        N("Cast", ["X"], ["Y2"], to=onnx.TensorProto.FLOAT)],
-        {"X": rand(1, 4, 3, 5)}, ["Y", "Y2"],
+        N("Mul", ["X", "k"], ["m"]), N("Cast", ["m"], ["i"], to=onnx.TensorProto.INT32),
+        N("Cast", ["i"], ["Y2"], to=onnx.TensorProto.FLOAT), N("Cast", ["m"], ["b"], to=onnx.TensorProto.INT8),
+        N("Cast", ["b"], ["Y3"], to=onnx.TensorProto.FLOAT)],
+        {"X": rand(1, 4, 3, 5)}, ["Y", "Y2", "Y3"],
         inits={"s": rand(4, 1, 1, seed=1), "D": rand(1, 1, 5, seed=2, low=0.5), "lo": np.array(-0.8, np.float32),
-               "hi": np.array(0.9, np.float32)})
+               "hi": np.array(0.9, np.float32), "k": np.array(20.0, np.float32)})
     movement = _onnx_float("f_movement", [
         N("Slice", ["X", "s", "e", "a", "t"], ["Y"]), N("Slice", ["X", "s1", "e1", "a1"], ["Y1"]),
         N("Split", ["X"], ["A", "B"], axis=0), N("Relu", ["B"], ["Y2"]), N("Gather", ["X", "gi"], ["Y3"], axis=2),
@@ -149,7 +156,7 @@ def float_models() -> list[FamilyModel]:
                    {"W1": rand(4, 6, 1, 1, seed=1), "B1": rand(4, seed=2), "W2": rand(3, 6, 1, 1, seed=3)})
     x = rand(1, 6, 5, 7)
     horizontal = FamilyModel("f_horizontal", sib, [x], ort_run(sib, {"X": x}), tol=1e-4, siblings_with_copies=True)
-    return [conv_pool, dw, gemm, bmm, ln, concat_pad, convt, resize, elemwise, movement, horizontal]
+    return [convt, resize, elemwise, movement, horizontal]
 
 
 def _tflm(name, case) -> FamilyModel:
@@ -221,7 +228,8 @@ def _ort_int8(name, model, x, lsb, **kw) -> FamilyModel:
 
 def int8_qdq_models(tmp: Path) -> list[FamilyModel]:
     """int8 QDQ graphs without a TFLM twin: onnxruntime-quantized float graphs (batched matmul, layer
-    norm, softmax at scale 1/255, sibling convs), a poly-fused MobileNetV2 residual block."""
+    norm, softmax at scale 1/255, pad + hardswish + transpose, sibling convs), a poly-fused MobileNetV2
+    residual block."""
     from tests.builders import MBV2_RESIDUAL, qdq_chain, quantize_qdq
     from tests.builders.int8_models import sibling_int8_convs
 
@@ -235,6 +243,10 @@ def int8_qdq_models(tmp: Path) -> list[FamilyModel]:
                             N("MatMul", ["m", "t"], ["Y"])], {"X": np.zeros((2, 4, 6))}, {"Y": [2, 4, 4]}, 13,
                     {"W": rand(6, 5, seed=3)})
     sm = quantized("sm", [N("Softmax", ["X"], ["Y"], axis=-1)], {"X": np.zeros((3, 10))}, {"Y": [3, 10]}, 13)
+    misc = quantized("misc", [N("Pad", ["X", "p"], ["pd"]), N("HardSwish", ["pd"], ["h"]),
+                              N("Transpose", ["h"], ["t"], perm=[0, 2, 3, 1]), N("Mul", ["t", "t"], ["Y"])],
+                     {"X": np.zeros((1, 4, 5, 6))}, {"Y": [1, 7, 9, 4]}, 14,
+                     {"p": np.array([0, 0, 1, 2, 0, 0, 1, 1], I64)})
     chain, xc = qdq_chain((1, 12, 12, 8), MBV2_RESIDUAL)
     (tmp / "sib").mkdir(parents=True, exist_ok=True)
     sib = sibling_int8_convs(3, tmp / "sib")
@@ -242,6 +254,7 @@ def int8_qdq_models(tmp: Path) -> list[FamilyModel]:
         _ort_int8("q_layer_norm", ln, rand(2, 3, 8), 2),
         _ort_int8("q_batch_matmul", bmm, rand(2, 4, 6, seed=1), 2),
         _ort_int8("q_softmax_any_scale", sm, rand(3, 10, seed=2) * 3, 1),
+        _ort_int8("q_pad_hardswish_transpose", misc, rand(1, 4, 5, 6, seed=3), 1),
         _ort_int8("q_poly_chain", chain, xc, 2),
         _ort_int8("q_horizontal", sib, rand(1, 3, 6, 5, seed=4), 1, siblings_with_copies=True),
     ]

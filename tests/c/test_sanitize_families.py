@@ -4,7 +4,8 @@ tests/c/test_sanitizers.py runs the real models; this module runs one small mode
 (tests/builders/sanit_families.py: float ONNX graphs, int8 .tflite one-op models, int8 QDQ graphs,
 fused chains, sibling convs, in-place kernels) in every configuration of test_sanitizers.CONFIGS:
 
-    gcc_asan_ubsan_guard   gcc -fsanitize=address,undefined, 256-byte guard regions around each arena
+    gcc_asan_ubsan_guard   gcc -fsanitize=address,undefined (+ float-cast-overflow, which gcc's
+                           undefined leaves out), 256-byte guard regions around each arena
     gcc_wconversion        gcc   -Wall -Wextra -Werror -Wconversion
     clang_wconversion      clang -Wall -Wextra -Werror -Wconversion
 
@@ -36,11 +37,13 @@ import numpy as np
 import pytest
 
 from tinyfuse.errors import TinyfuseError
+from tinyfuse.harness.host import STRICT_CFLAGS
 from tinyfuse.harness.multi import build_host_multi, run_host_multi
 from tinyfuse.lower.registry import LOWERINGS, VARIANTS
 from tests.builders.sanit_families import CONFIGS, all_models
 from tests.conftest import require_programs
 
+EXTRA_SANITIZE = ["-fsanitize=float-cast-overflow"]   # Cast float -> int8/int32, float -> int requantization
 JOBS = min(2, os.cpu_count() or 1)      # translation units compiled at a time (the CI machine has 2 cores)
 
 
@@ -102,7 +105,9 @@ def test_plain_build_matches_the_oracle(suite):
 
 @pytest.mark.parametrize("config", list(CONFIGS))
 def test_every_family_clean_under(config, suite):
-    opts = CONFIGS[config]
+    opts = dict(CONFIGS[config])
+    if opts.get("sanitize"):            # gcc's -fsanitize=undefined leaves out float -> integer overflow
+        opts["cflags"] = [*STRICT_CFLAGS, *EXTRA_SANITIZE]
     require_programs(opts["cc"])                         # make setup installs clang for CI
     runs, plain, tmp = suite
     results = [r for _, _, r in runs]
