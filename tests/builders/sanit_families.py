@@ -40,7 +40,8 @@ SIMD_TARGETS = ("host", "cortex-m4", "cortex-m55")
 DSP_TARGETS = ("host", "cortex-m4")              # depthwise: arm_dsp only (cortex-m55 takes the same kernel)
 # the models with SIMD anchors, compiled for the Arm targets too (every other model: host only)
 ARM_TARGETS = {"q_conv_relu6": SIMD_TARGETS, "q_conv_s2_valid": SIMD_TARGETS, "q_dw_mult2_s2": DSP_TARGETS,
-               "q_fc": SIMD_TARGETS, "q_poly_chain": SIMD_TARGETS, "q_horizontal": SIMD_TARGETS}
+               "q_fc": SIMD_TARGETS, "q_poly_chain": SIMD_TARGETS, "q_down_block": SIMD_TARGETS,
+               "q_horizontal": SIMD_TARGETS}
 
 
 @dataclass
@@ -229,8 +230,8 @@ def _ort_int8(name, model, x, lsb, **kw) -> FamilyModel:
 def int8_qdq_models(tmp: Path) -> list[FamilyModel]:
     """int8 QDQ graphs without a TFLM twin: onnxruntime-quantized float graphs (batched matmul, layer
     norm, softmax at scale 1/255, pad + hardswish + transpose, sibling convs), a poly-fused MobileNetV2
-    residual block."""
-    from tests.builders import MBV2_RESIDUAL, qdq_chain, quantize_qdq
+    residual block, a downsampling block (poly-fused chain + conv with the residual add in place)."""
+    from tests.builders import DOWN_BLOCK, MBV2_RESIDUAL, qdq_chain, quantize_qdq
     from tests.builders.int8_models import sibling_int8_convs
 
     def quantized(sub, nodes, inputs, outputs, opset, inits=None):
@@ -248,6 +249,7 @@ def int8_qdq_models(tmp: Path) -> list[FamilyModel]:
                      {"X": np.zeros((1, 4, 5, 6))}, {"Y": [1, 7, 9, 4]}, 14,
                      {"p": np.array([0, 0, 1, 2, 0, 0, 1, 1], I64)})
     chain, xc = qdq_chain((1, 12, 12, 8), MBV2_RESIDUAL)
+    down, xd = qdq_chain((1, 8, 8, 8), DOWN_BLOCK)         # a 2-stage chain, then a conv + add over the skip
     (tmp / "sib").mkdir(parents=True, exist_ok=True)
     sib = sibling_int8_convs(3, tmp / "sib")
     return [
@@ -256,6 +258,7 @@ def int8_qdq_models(tmp: Path) -> list[FamilyModel]:
         _ort_int8("q_softmax_any_scale", sm, rand(3, 10, seed=2) * 3, 1),
         _ort_int8("q_pad_hardswish_transpose", misc, rand(1, 4, 5, 6, seed=3), 1),
         _ort_int8("q_poly_chain", chain, xc, 2),
+        _ort_int8("q_down_block", down, xd, 2),
         _ort_int8("q_horizontal", sib, rand(1, 3, 6, 5, seed=4), 1, siblings_with_copies=True),
     ]
 

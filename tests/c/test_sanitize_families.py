@@ -25,8 +25,8 @@ under ASan/UBSan on the host; their results must still equal the oracle. What th
 is the shipped simd.h's own intrinsic bodies: those run on qemu (tests/target/test_simd_kernels.py).
 
 ``test_every_lowering_family_is_covered`` fails when a registered lowering (lower.registry.LOWERINGS),
-a registered SIMD variant (VARIANTS), the poly-fused chain (ref and DSP stages) or an in-place kernel
-appears in no model here: a new op family needs its model in sanit_families.py.
+a registered SIMD variant (VARIANTS), the poly-fused chain (ref and DSP stages), an in-place kernel or
+an in-place rule of the memory plan appears in no model here: a new op family needs its model in sanit_families.py.
 """
 from __future__ import annotations
 
@@ -65,9 +65,19 @@ def kernel_tags(kernel) -> set[str]:
     return tags
 
 
+# the memory plan's in-place rules (tinyfuse.memory.schedule.InPlace.rule)
+INPLACE_RULES = ("elementwise", "residual_add", "dw_plane", "pixel_buffer", "fused_chain")
+
+
+def result_tags(result) -> set[str]:
+    """The kernel tags of every kernel, and ``inplace:<rule>`` for each in-place choice of the plan."""
+    return ({t for k in result.kernels for t in kernel_tags(k)}
+            | {f"inplace:{o.rule}" for o in result.memory.inplace.values()})
+
+
 def required_tags() -> set[str]:
     return (set(LOWERINGS) | {f"{op}@{v}" for op, vs in VARIANTS.items() for v, _ in vs}
-            | {"fused_chain", "fused_chain@arm_dsp", "qnn.conv2d@inplace"})
+            | {"fused_chain", "fused_chain@arm_dsp", "qnn.conv2d@inplace"} | {f"inplace:{r}" for r in INPLACE_RULES})
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +133,7 @@ def test_every_family_clean_under(config, suite):
 
 def test_every_lowering_family_is_covered(suite):
     runs, _, _ = suite
-    covered = {t for _, _, r in runs for k in r.kernels for t in kernel_tags(k)}
+    covered = {t for _, _, r in runs for t in result_tags(r)}
     missing = required_tags() - covered
     assert not missing, f"no sanitizer model covers {sorted(missing)}: add one to tests/builders/sanit_families.py"
 
@@ -134,7 +144,7 @@ def test_family_table(suite, capsys):
     rows = {}
     for entry, target, result in runs:
         assert result.kernels, result.name
-        tags = sorted({t for k in result.kernels for t in kernel_tags(k)})
+        tags = sorted(result_tags(result))
         rows[result.name] = ", ".join(tags)
     with capsys.disabled():
         print("\n" + "\n".join(f"{name:32s} {tags}" for name, tags in rows.items()))
