@@ -148,3 +148,35 @@ def test_family_table(suite, capsys):
         rows[result.name] = ", ".join(tags)
     with capsys.disabled():
         print("\n" + "\n".join(f"{name:32s} {tags}" for name, tags in rows.items()))
+
+
+def _two_small_models():
+    import onnx
+    from tinyfuse.driver import compile_model
+    from tests.builders import good_model
+    return [compile_model(onnx.load_from_string(good_model()), name=n) for n in ("ga", "gb")]
+
+
+def test_multi_guard_names_the_model_that_wrote_past_its_arena(tmp_path):
+    """The multi-model harness's own guard check: model gb writes one byte past its arena; the
+    program exits with 3 naming gb and the byte, after ga ran clean."""
+    results = _two_small_models()
+    marker = "  return 0;\n}"
+    results[1].files["gb.c"] = results[1].files["gb.c"].replace(
+        marker, "  ((uint8_t *)arena)[GB_ARENA_SIZE + 5] = 1;\n" + marker, 1)
+    exe = build_host_multi(results, tmp_path, guard=64)
+    x = np.zeros((1, 3, 8, 8), np.float32)
+    with pytest.raises(TinyfuseError, match="exited with 3.*gb: arena guard overwritten: byte 5 after the arena"):
+        run_host_multi(exe, results, [[x], [x]])
+
+
+def test_multi_asan_reports_a_read_before_an_arena(tmp_path):
+    require_programs("gcc")
+    results = _two_small_models()
+    marker = "  return 0;\n}"
+    results[0].files["ga.c"] = results[0].files["ga.c"].replace(
+        marker, "  if (((volatile uint8_t *)arena)[-3] == 42) return 1;\n" + marker, 1)
+    exe = build_host_multi(results, tmp_path, guard=64, sanitize=True)
+    x = np.zeros((1, 3, 8, 8), np.float32)
+    with pytest.raises(TinyfuseError, match="AddressSanitizer"):
+        run_host_multi(exe, results, [[x], [x]])
