@@ -13,7 +13,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO    := build/demo
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-host run test bench conformance fuzz fuzz-parsers clean
+.PHONY: setup setup-host run test sanitize bench conformance fuzz fuzz-parsers clean
 
 $(VPY):
 	@$(PY) -m venv $(VENV) 2>/dev/null || { \
@@ -52,6 +52,12 @@ run: setup-host
 
 test: setup
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
+
+# only the sanitizer and guard tests (also part of `make test`): the real models and one model per op
+# family under gcc ASan+UBSan with guard regions and gcc/clang -Wconversion, the SIMD family models on qemu
+sanitize: setup
+	$(VPY) -m pytest -q tests/c/test_sanitizers.py tests/c/test_sanitize_families.py \
+	  tests/target/test_sanitize_families_targets.py tests/unit/test_simd_host.py $(PYTEST_ARGS)
 
 bench: setup
 	$(VPY) benchmarks/models_host.py

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..codegen.templates import template
 from ..errors import TinyfuseError
-from ..targets import BOARDS_DIR, RUNTIME_DIR, Board, Target, get_target
+from .host import GUARD_PATTERN
+from ..targets import ARENA_ALIGN, BOARDS_DIR, RUNTIME_DIR, Board, Target, get_target
 
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-ffunction-sections", "-fdata-sections")
 INSTALL_HINT = ("apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm "
@@ -70,16 +71,23 @@ def _c_bytes(arr: np.ndarray, per_line: int = 24) -> str:
 
 
 def build_target(result, target: str | Target, workdir: str | Path, inputs: list[np.ndarray],
-                 arena_fill: int = 0, cflags: tuple[str, ...] = CFLAGS, samples: int = 0) -> TargetBuild:
+                 arena_fill: int = 0, cflags: tuple[str, ...] = CFLAGS, samples: int = 0,
+                 guard: int = 0) -> TargetBuild:
     """Write the sources into ``workdir/src``, compile them with the target's compiler and flags,
     link ``workdir/model.elf`` for the first board it fits. Raises TinyfuseError when a tool is
     missing, the compiler rejects the code or no board is large enough. ``samples`` > 0: each of
     ``inputs`` holds that many samples (N, *shape) and the batch test main
-    (``target_batch_main.c.j2``, tinyfuse.harness.batch) runs them all."""
+    (``target_batch_main.c.j2``, tinyfuse.harness.batch) runs them all. ``guard`` > 0 (single runs
+    only): that many bytes (rounded up to ARENA_ALIGN) of host.GUARD_PATTERN before and after the
+    arena, checked after the run: the image exits with 5 when one was overwritten."""
     target = get_target(target)
     if target.is_host:
         raise TinyfuseError("target host runs with the host harness (tinyfuse.harness.build_host), not qemu")
     require_tools(target)
+    if guard and samples:
+        raise TinyfuseError("build_target: guard regions are checked by the single-run test main only (samples=0)")
+    align = max(ARENA_ALIGN, result.placement.align or 0)
+    guard = -(-guard // align) * align                  # the arena keeps its alignment inside the guards
     workdir = Path(workdir).resolve()
     src = result.write(workdir / "src")
     main = workdir / "tf_main.c"
@@ -88,7 +96,8 @@ def build_target(result, target: str | Target, workdir: str | Path, inputs: list
             for t, x in zip(result.inputs, inputs)]
     main.write_text(template("harness/target_batch_main.c.j2" if samples else "harness/target_main.c.j2").render(
         name=result.name, NAME=result.name.upper(), inputs=result.inputs, outputs=result.outputs,
-        input_data=data, fill=arena_fill, samples=samples))
+        input_data=data, fill=arena_fill, samples=samples, guard=guard,
+        guard_pattern=GUARD_PATTERN))
     model_srcs = [src / f for f in sorted(result.files) if f.endswith(".c")]   # <name>.c, <name>_weights.c, ...
     board_srcs = sorted({s for b in target.boards for s in b.sources})
     units = {f"model_{s.stem}": (s, ()) for s in model_srcs}

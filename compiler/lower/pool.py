@@ -67,7 +67,9 @@ def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
     def store(n, h, w, c):
         o = idx(n, h, w, c)
         div = divisor if not divisor.startswith(pool.prefix) else f"{divisor}[{flat_index((OH, OW), [h, w])}]"
-        lines, value = epi.code(o)
+        # qavg: tf_avg_round's int32 result is the int8 average (within the range of the int8 taps):
+        # the epilogue reads it as the anchor's type (no implicit narrowing: -Wconversion)
+        lines, value = epi.code(o, f"({anchor.ty.ctype})acc" if kind == "qavg" and epi.ops else "acc")
         return t.S_out(kind, div, lines, value, f"out[{flat_index(anchor.ty.shape, o)}]", fn.body.ty.ctype)
 
     stmts = [

@@ -24,8 +24,8 @@ import pytest
 from tinyfuse.driver import compile_model
 from tinyfuse.errors import TinyfuseError
 from tinyfuse.harness import build_host, run_host
-from tinyfuse.harness.host import CONVERSION_CFLAGS
 from tinyfuse.ir.interpreter import run_module
+from tests.builders.sanit_families import CONFIGS
 from tests.conftest import assert_close_to, ort_run, require_programs, shared_or_skip
 
 FLOAT_MODELS = ["kws_ref_model_float32", "pretrainedResnet", "ad01_fp32", "mobilenetv2_035_96", "resnet10_w16_64",
@@ -35,11 +35,6 @@ INT8_MODELS = ["kws_ref_model", "pretrainedResnet_quant", "ad01_int8", "mobilene
                "tiny_transformer_block_op20_qdq", "tiny_transformer_block_op20_qop"]
 MODELS = ["demo_dscnn"] + FLOAT_MODELS + INT8_MODELS
 
-CONFIGS = {
-    "gcc_asan_ubsan_guard": dict(cc="gcc", sanitize=True, guard=256, arena_fill=0xA5),
-    "gcc_wconversion": dict(cc="gcc", cflags=CONVERSION_CFLAGS, arena_fill=0xA5),
-    "clang_wconversion": dict(cc="clang", cflags=CONVERSION_CFLAGS, arena_fill=0xA5),
-}
 
 
 def model_and_input(model: str, tmp: Path):

@@ -1,0 +1,131 @@
+/* tinyfuse/simd_host.h: the primitives of tinyfuse/simd.h (and the few ACLE / Helium intrinsics the
+ * arm_dsp and arm_mve kernel templates call directly) in portable C99, so a model compiled for
+ * cortex-m4 / cortex-m55 builds and runs on the host, e.g. under AddressSanitizer and
+ * UndefinedBehaviorSanitizer (tests/c/test_sanitize_families.py). NOT part of the generated sources:
+ * the host harness force-includes it (gcc/clang -include) before the model, and it defines
+ * TINYFUSE_SIMD_H, so the shipped simd.h (which needs __ARM_FEATURE_DSP, <arm_acle.h> and inline
+ * sxtb16/sxtab16 asm) is skipped. tests/unit/test_simd_host.py checks that every static inline function
+ * of simd.h is defined here too.
+ *
+ * Semantics follow the Arm ARM (DDI 0403E, ARMv7-M: SMLAD, SMLABB, SMLATT, SXTB16, SXTAB16) and the
+ * MVE intrinsics reference (vldrbq_s8, vldrbq_z_s8: a zeroing predicated load touches only the active
+ * lanes' bytes; vctp8q; vmladavaq_s8). SMLAD/SMLABB/SMLATT set the Q flag on signed overflow and wrap:
+ * here the sum is computed in uint32 (wrapping, as the hardware), so UBSan reports no overflow the
+ * hardware would not have. */
+#ifndef TINYFUSE_SIMD_H
+#define TINYFUSE_SIMD_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define TF_SIMD_KERNEL
+#define TF_OPAQUE(v) ((void)0)
+
+static inline uint32_t tf_ld4(const void *p)
+{
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+static inline void tf_st4(void *p, uint32_t v)
+{
+  memcpy(p, &v, 4);
+}
+
+/* halfword i (0: bits 15..0, 1: bits 31..16) of x as a signed value */
+static inline int32_t tf_h_(uint32_t x, int i)
+{
+  return (int32_t)(int16_t)(uint16_t)(x >> (16 * i));
+}
+
+/* byte i of x as a signed value */
+static inline int32_t tf_b_(uint32_t x, int i)
+{
+  return (int32_t)(int8_t)(uint8_t)(x >> (8 * i));
+}
+
+static inline int32_t tf_pack_(int32_t lo, int32_t hi)
+{
+  return (int32_t)(((uint32_t)lo & 0xFFFFu) | (((uint32_t)hi & 0xFFFFu) << 16));
+}
+
+static inline int32_t tf_sxtb16(uint32_t x)
+{
+  return tf_pack_(tf_b_(x, 0), tf_b_(x, 2));
+}
+
+static inline int32_t tf_sxtb16_ror8(uint32_t x)
+{
+  return tf_pack_(tf_b_(x, 1), tf_b_(x, 3));
+}
+
+static inline int32_t tf_sxtab16(int32_t a, uint32_t x)
+{
+  return tf_pack_(tf_h_((uint32_t)a, 0) + tf_b_(x, 0), tf_h_((uint32_t)a, 1) + tf_b_(x, 2));
+}
+
+static inline int32_t tf_sxtab16_ror8(int32_t a, uint32_t x)
+{
+  return tf_pack_(tf_h_((uint32_t)a, 0) + tf_b_(x, 1), tf_h_((uint32_t)a, 1) + tf_b_(x, 3));
+}
+
+static inline int32_t tf_smlad(int32_t a, int32_t b, int32_t acc)
+{
+  uint32_t p0 = (uint32_t)(tf_h_((uint32_t)a, 0) * tf_h_((uint32_t)b, 0));
+  uint32_t p1 = (uint32_t)(tf_h_((uint32_t)a, 1) * tf_h_((uint32_t)b, 1));
+  return (int32_t)((uint32_t)acc + p0 + p1);
+}
+
+static inline int32_t tf_smlabb(int32_t a, int32_t b, int32_t acc)
+{
+  return (int32_t)((uint32_t)acc + (uint32_t)(tf_h_((uint32_t)a, 0) * tf_h_((uint32_t)b, 0)));
+}
+
+static inline int32_t tf_smlatt(int32_t a, int32_t b, int32_t acc)
+{
+  return (int32_t)((uint32_t)acc + (uint32_t)(tf_h_((uint32_t)a, 1) * tf_h_((uint32_t)b, 1)));
+}
+
+static inline int32_t tf_pack_offset(int32_t offset)
+{
+  return (int32_t)(((uint32_t)offset & 0xFFFFu) * 0x00010001u);
+}
+
+/* ---- Helium (arm_mve.h) subset: 16 int8 lanes, a per-byte predicate ---- */
+typedef struct { int8_t v[16]; } int8x16_t;
+typedef uint16_t mve_pred16_t;
+
+static inline int8x16_t vldrbq_s8(const int8_t *p)
+{
+  int8x16_t r;
+  memcpy(r.v, p, 16);
+  return r;
+}
+
+/* VCTP8: lanes 0 .. min(n, 16) - 1 active */
+static inline mve_pred16_t vctp8q(uint32_t n)
+{
+  return (mve_pred16_t)(n >= 16u ? 0xFFFFu : (1u << n) - 1u);
+}
+
+static inline int8x16_t vldrbq_z_s8(const int8_t *p, mve_pred16_t pred)
+{
+  int8x16_t r;
+  int i;
+  for (i = 0; i < 16; ++i)
+    r.v[i] = (((unsigned)pred >> i) & 1u) ? p[i] : (int8_t)0;
+  return r;
+}
+
+/* VMLADAVA.S8: acc + sum of the 16 lane products (wrapping 32-bit, as the hardware) */
+static inline int32_t vmladavaq_s8(int32_t acc, int8x16_t a, int8x16_t b)
+{
+  uint32_t s = (uint32_t)acc;
+  int i;
+  for (i = 0; i < 16; ++i)
+    s += (uint32_t)((int32_t)a.v[i] * (int32_t)b.v[i]);
+  return (int32_t)s;
+}
+
+#endif /* TINYFUSE_SIMD_H */
