@@ -28,6 +28,7 @@ from . import onnx_ops  # noqa: F401  (registers the converters)
 from . import onnx_ops_misc  # noqa: F401  (Slice, Split, Gather, Cast, Expand, Tile, Where, PRelu)
 from . import onnx_ops_resize  # noqa: F401  (Resize)
 from . import onnx_ops_convt  # noqa: F401  (registers ConvTranspose)
+from . import onnx_ops_rnn  # noqa: F401  (LSTM, GRU)
 from .onnx_quant import MS_DOMAIN_OPS, check_ms_inputs  # registers the quantization converters
 from .onnx_registry import CONVERTERS, Node, shown
 

@@ -1,0 +1,31 @@
+"""nn.lstm / nn.gru → one hand-written kernel (codegen_templates/recurrent/ref.c.j2): for each
+direction and batch row, a loop over the time steps; per step the gate pre-activations (one dot
+product of W with x_t and of R with h per gate row) go to 4·H floats of scratch, then the state
+update (formulas: compiler/ops/recurrent.py). The kernel reads every operand through its name, a
+constant array or a parameter, so weights may be constants or runtime inputs."""
+from __future__ import annotations
+
+from ..codegen.templates import c_literal, template
+from ..ir import Constant
+from .kernel import Kernel
+from .registry import lowering
+
+
+@lowering("nn.lstm", "nn.gru")
+def lower_recurrent(fn, anchor, epi, pool, name) -> Kernel:
+    lstm = anchor.op == "nn.lstm"
+    names = [pool.ref(a) if isinstance(a, Constant) else epi.param_names[id(a)] for a in anchor.args]
+    x, w = anchor.args[0].ty.shape, anchor.args[1].ty.shape
+    t_len, batch, inp = x
+    dirs, hidden = w[0], anchor.attrs["hidden_size"]
+    gates = 4 if lstm else 3
+    direction = anchor.attrs["direction"]
+    backwards = {"forward": "0", "reverse": "1", "bidirectional": "d == 1"}[direction]
+    clip = float(anchor.attrs["clip"])
+    ops = dict(zip(("x", "w", "r", "bias", "h0", "c0", "p"), names))
+    loops = template("recurrent/ref.c.j2").render(
+        lstm=lstm, T=t_len, B=batch, I=inp, H=hidden, D=dirs, G=gates, backwards=backwards, clip=clip,
+        clip_c=c_literal(clip), linear_before_reset=anchor.attrs.get("linear_before_reset", 0), **ops)
+    macs = t_len * batch * dirs * gates * hidden * (inp + hidden)
+    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], macs=macs,
+                  scratch_bytes=4 * hidden * 4)
