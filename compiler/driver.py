@@ -25,7 +25,7 @@ from .memory.arena import plan_arena
 from .options import CompileOptions
 from .passes import run_pipeline
 from .passes.io_quant import io_quantization
-from .targets import Placement, check_fits, get_target
+from .targets import ARENA_ALIGN, Placement, check_fits, get_target
 
 
 @dataclass
@@ -37,6 +37,24 @@ class TensorInfo:
     dtype: str
     nbytes: int
     offset: int = 0
+
+
+@dataclass
+class StateInfo:
+    """One persistent state as the C API sees it (``ir.State``): its byte ``offset`` in the state
+    region, where the run reads it from (``in_offset``, arena) and writes its new value
+    (``out_offset``, arena), and how ``<name>_reset`` sets it: ``init`` (a weights array name) or
+    every byte ``fill``."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    nbytes: int
+    offset: int
+    in_offset: int
+    out_offset: int
+    init: str | None = None
+    fill: int = 0
 
 
 @dataclass
@@ -70,6 +88,12 @@ class CompileResult:
     placement: Placement = field(default_factory=Placement)   # linker sections + alignment
     options: CompileOptions | None = None   # the resolved options it was compiled with
     memory: object = None           # tinyfuse.memory.arena.ArenaPlan: order, in-place choices, bounds
+    states: list[StateInfo] = field(default_factory=list)   # persistent state (stateful models only)
+
+    @property
+    def state_bytes(self) -> int:
+        """Bytes of the persistent state region (``<NAME>_STATE_SIZE``), 0 for a stateless model."""
+        return max((s.offset + s.nbytes for s in self.states), default=0)
 
     @property
     def arena_bytes(self) -> int:
@@ -185,10 +209,26 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
     steps = [Step(kernel, [offset(a) for a in call.args], offset(call), arena.scratch_offset(i), call)
              for i, (kernel, call) in enumerate(zip(arena.kernels, arena.calls))]
-    inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params]
-    outs = [TensorInfo(n, o.ty.shape, o.ty.dtype, o.ty.nbytes, offset(o)) for n, o in zip(mod.output_names, outputs)]
+    n_params, n_outs = len(func.params) - len(mod.states), len(outputs) - len(mod.states)
+    inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params[:n_params]]
+    outs = [TensorInfo(n, o.ty.shape, o.ty.dtype, o.ty.nbytes, offset(o))
+            for n, o in zip(mod.output_names, outputs[:n_outs])]
+    states = _state_infos(mod, offset, pool)
     result = CompileResult(mod.name, {}, mod, steps, buffers, plan, inputs, outs, naive, pool.nbytes, model_hash,
                            options.context.timings, options.target.name, placement, options)
-    result.memory = arena
+    result.memory, result.states = arena, states
     result.files = emit_sources(result, pool, __version__)
     return result
+
+
+def _state_infos(mod: IRModule, offset, pool: ConstPool) -> list[StateInfo]:
+    """The states of a stateful module, laid out one after the other in the state region (each at a
+    multiple of ARENA_ALIGN), with their init values added to the weights."""
+    func, n = mod.main, len(mod.states)
+    params, outputs = func.params[len(func.params) - n:], list(func.outputs)[len(func.outputs) - n:]
+    infos, at = [], 0
+    for st, p, o in zip(mod.states, params, outputs):
+        init = pool.ref(st.init.reshape(-1), key=("state init", st.name)) if st.init is not None else None
+        infos.append(StateInfo(st.name, st.shape, st.dtype, st.nbytes, at, offset(p), offset(o), init, st.fill))
+        at += -(-st.nbytes // ARENA_ALIGN) * ARENA_ALIGN
+    return infos
