@@ -63,6 +63,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="working-set budget of a poly-fused kernel's line buffers (default: the target's)")
     p.add_argument("--tuning-records", metavar="FILE", help="JSON lines from `tinyfuse tune`: apply the measured "
                    "best choices (kernel variant per kernel, poly_fuse on/off, scratch budget)")
+    p.add_argument("--stateful", metavar="IN=OUT,...", help="graph input/output pairs (names) that carry state "
+                   "between runs: each IN becomes persistent state, updated from OUT after every run, zeroed by reset")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -161,7 +163,8 @@ def _compile(args):
     placement = {k: getattr(args, k, None) for k in ("weights_section", "arena_section", "code_section", "align")}
     return compile_model(args.model, target=args.target, name=args.name, disabled_passes=args.disable_pass,
                          dump_ir=args.dump_ir, planner=args.planner, rounding=args.rounding, kernels=args.kernels,
-                         scratch_bytes=args.scratch_bytes, tuning_records=args.tuning_records, **placement)
+                         scratch_bytes=args.scratch_bytes, tuning_records=args.tuning_records,
+                         stateful=getattr(args, "stateful", None) or (), **placement)
 
 
 def cmd_compile(args) -> int:

@@ -126,7 +126,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   dump_ir: str | Path | None = None, planner: str = "best", weights_section: str | None = None,
                   arena_section: str | None = None, code_section: str | None = None,
                   align: int | None = None, rounding: str = "double", kernels: str | None = None,
-                  scratch_bytes: int | None = None, tuning_records=None) -> CompileResult:
+                  scratch_bytes: int | None = None, tuning_records=None, stateful=()) -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -139,12 +139,18 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     ``tuning_records`` (a JSON-lines path from ``tinyfuse tune`` or a ``tinyfuse.tune.TuningRecords``)
     applies the measured best choices: the model's global knobs (poly_fuse on/off, scratch budget)
     and, per kernel signature, the variant with the fewest measured instructions (compiler/tune.py).
+    ``stateful``: (graph input, graph output) name pairs that become persistent state, or their text
+    ``"IN=OUT,..."`` (``--stateful``, ``tinyfuse.frontend.stateful_io``: a model exported with explicit
+    RNN state I/O).
     """
     tgt = get_target(target)
     overrides = dict(weights_section=weights_section, arena_section=arena_section, code_section=code_section,
                      align=align)
     placement = Placement(**{k: v for k, v in overrides.items() if v is not None})
     model_hash, ir = _load(model, name)
+    if stateful:
+        from .frontend.stateful_io import mark_stateful, parse_pairs
+        ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
     choose = None
     if tuning_records is not None:
         records = load_records(tuning_records)
