@@ -35,6 +35,7 @@ from . import tflite_ops_misc  # noqa: F401  (STRIDED_SLICE, SPLIT, SPLIT_V, GAT
 from . import tflite_ops_resize  # noqa: F401  (RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR)
 from . import tflite_ops_convt  # noqa: F401  (registers TRANSPOSE_CONV, Convolution2DTransposeBias)
 from . import tflite_ops_state  # noqa: F401  (CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE)
+from . import tflite_ops_rnn  # noqa: F401  (UNIDIRECTIONAL_SEQUENCE_LSTM)
 from .onnx import check_size, first_line, own_buffers, sanitize
 from .tflite_registry import CONVERTERS, EFFECTS, Graph, Op, S, Tensor, _names, check_types
 from .tflite_state import StateTable

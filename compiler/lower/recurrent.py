@@ -21,11 +21,12 @@ def lower_recurrent(fn, anchor, epi, pool, name) -> Kernel:
     gates = 4 if lstm else 3
     direction = anchor.attrs["direction"]
     backwards = {"forward": "0", "reverse": "1", "bidirectional": "d == 1"}[direction]
-    clip = float(anchor.attrs["clip"])
+    clip, cell_clip = float(anchor.attrs["clip"]), float(anchor.attrs.get("cell_clip", 0.0))
     ops = dict(zip(("x", "w", "r", "bias", "h0", "c0", "p"), names))
     loops = template("recurrent/ref.c.j2").render(
         lstm=lstm, T=t_len, B=batch, I=inp, H=hidden, D=dirs, G=gates, backwards=backwards, clip=clip,
-        clip_c=c_literal(clip), linear_before_reset=anchor.attrs.get("linear_before_reset", 0), **ops)
+        clip_c=c_literal(clip), cell_clip=cell_clip, cell_clip_c=c_literal(cell_clip),
+        linear_before_reset=anchor.attrs.get("linear_before_reset", 0), **ops)
     macs = t_len * batch * dirs * gates * hidden * (inp + hidden)
     return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], macs=macs,
                   scratch_bytes=4 * hidden * 4)

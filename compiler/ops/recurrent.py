@@ -11,7 +11,8 @@ Output, one packed float32 tensor the converter slices into the ONNX outputs (co
 LSTM [T + 2, D, B, H]: rows 0..T−1 are Y, row T is Y_h (the last h of each direction), row T + 1
 is Y_c; GRU [T + 1, D, B, H]: Y then Y_h. The formulas (ONNX operator docs, default activations
 f = sigmoid, g = h = tanh; ``clip`` > 0 clamps every gate pre-activation to [−clip, clip] as
-onnxruntime does; 0 means no clip)::
+onnxruntime does; ``cell_clip`` > 0 clamps c' to [−cell_clip, cell_clip] as TFLite's LSTM does;
+0 means no clip)::
 
     LSTM  i = f(W_i x + R_i h + P_i ⊙ c + Wb_i + Rb_i)      f_ = f(W_f x + R_f h + P_f ⊙ c + Wb_f + Rb_f)
           c̃ = g(W_c x + R_c h + Wb_c + Rb_c)               c' = f_ ⊙ c + i ⊙ c̃
@@ -73,14 +74,14 @@ def _clip(v: np.ndarray, clip: float) -> np.ndarray:
 class LSTM(OpDef):
     """ONNX LSTM-14, float32 (module docstring): x, w, r, b, h0, c0, p → [T + 2, D, B, H]."""
     name, pattern, num_inputs = "nn.lstm", OpPattern.OPAQUE, 7
-    attrs = {"hidden_size": 1, "direction": "forward", "clip": 0.0}
+    attrs = {"hidden_size": 1, "direction": "forward", "clip": 0.0, "cell_clip": 0.0}
     cost_family = "dense"   # gate matmuls dominate
 
     def infer(self, args, attrs):
         t, batch, _, hidden, d = _check(self.name, 4, args, attrs)
         return TensorType((t + 2, d, batch, hidden), "float32")
 
-    def compute(self, x, w, r, b, h0, c0, p, hidden_size, direction, clip):
+    def compute(self, x, w, r, b, h0, c0, p, hidden_size, direction, clip, cell_clip):
         hs = hidden_size
         t_len = x.shape[0]
         out = np.zeros((t_len + 2,) + h0.shape, np.float32)
@@ -92,7 +93,7 @@ class LSTM(OpDef):
                 g = x[t] @ w[k].T + h @ r[k].T + bias
                 i = _sigmoid(_clip(g[:, :hs] + pi * c, clip))
                 f = _sigmoid(_clip(g[:, 2 * hs:3 * hs] + pf * c, clip))
-                c = f * c + i * np.tanh(_clip(g[:, 3 * hs:], clip))
+                c = _clip(f * c + i * np.tanh(_clip(g[:, 3 * hs:], clip)), cell_clip)
                 o = _sigmoid(_clip(g[:, hs:2 * hs] + po * c, clip))
                 h = (o * np.tanh(c)).astype(np.float32)
                 out[t, k] = h
