@@ -247,6 +247,7 @@ MIN_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD":
 
 
 EXTRA_TYPES = {"DEQUANTIZE": ("float16",), "QUANTIZE": ("uint8",)}   # beyond float32 and int8
+EXTRA_TYPES["UNIDIRECTIONAL_SEQUENCE_LSTM"] = ("int16",)   # the int8 LSTM's int16 cell state
 
 
 def convert_op(g: Graph, op: Op) -> None:

@@ -10,8 +10,14 @@ i, f, o = sigmoid(W x + R h + b), c̃ = tanh(W_c x + R_c h + b_c), c = f ⊙ c +
 ±cell_clip when cell_clip > 0, h = o ⊙ tanh(c), output = h per step: ``nn.lstm`` with gates
 reordered to ONNX's (i, o, f, c), zero recurrent bias and ``cell_clip``.
 
-Refused with a clear error: int8 and hybrid models (the int16-cell arithmetic is a separate kernel),
-CIFG (no input gate), projection, layer normalization, fused activations other than TANH.
+int8 models (int8 input, weights and h, int32 bias, int16 cell state) → ``qnn.lstm``
+(compiler/ops/recurrent_int8.py: TFLM's integer kernel, bit-exact), with TFLM's parameters
+computed here as its Prepare does (lstm_eval_common.cc: gate FCs into Q3.12, inter-gate products
+from Q0.15, the cell's power-of-two scale, the quantized cell clip).
+
+Refused with a clear error: hybrid models (float input, int8 weights), per-channel or asymmetric
+int8 weights, CIFG (no input gate), peepholes in int8, projection, layer normalization, fused
+activations other than TANH.
 """
 from __future__ import annotations
 
@@ -39,10 +45,11 @@ def _stack(op: Op, first: int, what: str) -> np.ndarray:
 
 def _check(op: Op) -> None:
     ins = op.inputs + [None] * (24 - len(op.inputs))
-    if ins[0].dtype != "float32":
-        raise op.error(f"{ins[0].dtype} input: only float32 UNIDIRECTIONAL_SEQUENCE_LSTM is supported")
-    if any(t is not None and t.dtype != "float32" for t in ins[1:16]) or op.opt("asymmetricQuantizeInputs"):
-        raise op.error("quantized (hybrid) weights are not supported; float32 weights only")
+    if ins[0].dtype not in ("float32", "int8"):
+        raise op.error(f"{ins[0].dtype} input: only float32 and int8 UNIDIRECTIONAL_SEQUENCE_LSTM are supported")
+    if ins[0].dtype == "float32" and any(t is not None and t.dtype != "float32" for t in ins[1:16]) \
+            or op.opt("asymmetricQuantizeInputs"):
+        raise op.error("quantized (hybrid) weights under a float input are not supported")
     if ins[16] is not None or ins[17] is not None:
         raise op.error("a projection layer (operands 16, 17) is not supported")
     if any(t is not None for t in ins[20:24]):
@@ -65,6 +72,9 @@ def convert_unidirectional_lstm(g: Graph, op: Op):
         raise op.error(f"input must be rank 3, got {list(x.ty.shape)}")
     if not time_major:
         x = transpose(x, (1, 0, 2), op.span)
+    if x_t.dtype == "int8":
+        from .tflite_ops_rnn_int8 import convert_int8_lstm
+        return convert_int8_lstm(g, op, x, time_major)
     t_len, batch, _ = x.ty.shape
     w, r = _stack(op, 1, "input weights"), _stack(op, 5, "recurrent weights")
     hidden = r.shape[1]

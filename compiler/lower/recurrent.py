@@ -5,8 +5,11 @@ update (formulas: compiler/ops/recurrent.py). The kernel reads every operand thr
 constant array or a parameter, so weights may be constants or runtime inputs."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..codegen.templates import c_literal, template
 from ..ir import Constant
+from ..ops.recurrent_int8 import SIGMOID_TABLE_Q16
 from .kernel import Kernel
 from .registry import lowering
 
@@ -30,3 +33,21 @@ def lower_recurrent(fn, anchor, epi, pool, name) -> Kernel:
     macs = t_len * batch * dirs * gates * hidden * (inp + hidden)
     return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], macs=macs,
                   scratch_bytes=4 * hidden * 4)
+
+
+@lowering("qnn.lstm")
+def lower_qlstm(fn, anchor, epi, pool, name) -> Kernel:
+    """TFLM's int8 LSTM (codegen_templates/recurrent/qlstm.c.j2; arithmetic: ops/recurrent_int8.py)."""
+    a = anchor.attrs
+    names = [pool.ref(x) if isinstance(x, Constant) else epi.param_names[id(x)] for x in anchor.args]
+    t_len, batch, inp = anchor.args[0].ty.shape
+    hidden = anchor.args[1].ty.shape[1]
+    vec = {k: pool.ref(np.asarray(a[k], np.int32), key=("qnn.lstm", id(anchor), k))
+           for k in ("in_m", "in_s", "rec_m", "rec_s")}
+    tab = pool.ref(SIGMOID_TABLE_Q16.astype(np.int32), key="tflite sigmoid_table_uint16")
+    loops = template("recurrent/qlstm.c.j2").render(
+        T=t_len, B=batch, I=inp, H=hidden, tab=tab, **dict(zip(("x", "w", "r", "bias", "h0", "c0"), names)), **vec,
+        **{k: a[k] for k in ("x_zp", "h_zp", "fc_m", "fc_s", "ig_m", "ig_s", "h_m", "h_s", "cell_clip",
+                             "cell_mul", "cell_shift")})
+    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], macs=t_len * batch * 4 * hidden * (inp + hidden),
+                  scratch_bytes=4 * hidden * 2)
