@@ -36,6 +36,7 @@ from . import tflite_ops_resize  # noqa: F401  (RESIZE_BILINEAR, RESIZE_NEAREST_
 from . import tflite_ops_convt  # noqa: F401  (registers TRANSPOSE_CONV, Convolution2DTransposeBias)
 from . import tflite_ops_state  # noqa: F401  (CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE)
 from . import tflite_ops_rnn  # noqa: F401  (UNIDIRECTIONAL_SEQUENCE_LSTM)
+from . import tflite_ops_svdf  # noqa: F401  (SVDF)
 from .onnx import check_size, first_line, own_buffers, sanitize
 from .tflite_registry import CONVERTERS, EFFECTS, Graph, Op, S, Tensor, _names, check_types
 from .tflite_state import StateTable
@@ -247,7 +248,7 @@ MIN_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD":
 
 
 EXTRA_TYPES = {"DEQUANTIZE": ("float16",), "QUANTIZE": ("uint8",)}   # beyond float32 and int8
-EXTRA_TYPES["UNIDIRECTIONAL_SEQUENCE_LSTM"] = ("int16",)   # the int8 LSTM's int16 cell state
+EXTRA_TYPES["UNIDIRECTIONAL_SEQUENCE_LSTM"] = EXTRA_TYPES["SVDF"] = ("int16",)   # int16 cell / activation state
 
 
 def convert_op(g: Graph, op: Op) -> None:
