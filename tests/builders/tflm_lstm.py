@@ -22,10 +22,11 @@ def _tensor(shape, dtype, name, q=None, data=None, variable=False):
 
 
 def lstm(batch, steps, inp, hidden, seed=0, int8=True, time_major=False, cell_clip=0.0, x_q=(0.02, 3),
-         h_q=(0.0078125, -5), cell_power=-11) -> bytes:
+         h_q=(0.0078125, -5), cell_power=-11, activation="TANH", variable_state=True) -> bytes:
     """UNIDIRECTIONAL_SEQUENCE_LSTM [B, T, I] (``time_major``: [T, B, I]) → [.., H] with TANH cell
     activation; int8: per-tensor int8 weights (zero point 0), int32 biases of scale s_x · s_w,
-    int8 h quantized ``h_q`` (also the output's), int16 c of scale 2^cell_power."""
+    int8 h quantized ``h_q`` (also the output's), int16 c of scale 2^cell_power. ``activation`` and
+    ``variable_state`` (False: plain tensors) make models tinyfuse must refuse."""
     oneop = tflm_oneop()
     me, S = oneop.me, oneop.S
     rng = np.random.default_rng(seed)
@@ -41,8 +42,8 @@ def lstm(batch, steps, inp, hidden, seed=0, int8=True, time_major=False, cell_cl
             if k < 4:
                 b_scale = float(np.float32(s_in) * np.float32(ws))
                 ins[12 + k] = _tensor((hidden,), "int32", f"b{k}", (b_scale, 0), rng.integers(-3000, 3000, hidden))
-        ins[18] = _tensor((batch, hidden), "int8", "h", h_q, variable=True)
-        ins[19] = _tensor((batch, hidden), "int16", "c", (2.0 ** cell_power, 0), variable=True)
+        ins[18] = _tensor((batch, hidden), "int8", "h", h_q, variable=variable_state)
+        ins[19] = _tensor((batch, hidden), "int16", "c", (2.0 ** cell_power, 0), variable=variable_state)
         out = _tensor(ys, "int8", "y", h_q)
     else:
         ins[0] = _tensor(xs, "float32", "x")
@@ -51,14 +52,15 @@ def lstm(batch, steps, inp, hidden, seed=0, int8=True, time_major=False, cell_cl
             ins[1 + k] = _tensor(shape, "float32", f"w{k}", data=rng.standard_normal(shape) * 0.4)
         for k in range(4):
             ins[12 + k] = _tensor((hidden,), "float32", f"b{k}", data=rng.standard_normal(hidden) * 0.2)
-        ins[18] = _tensor((batch, hidden), "float32", "h", variable=True)
-        ins[19] = _tensor((batch, hidden), "float32", "c", variable=True)
+        ins[18] = _tensor((batch, hidden), "float32", "h", variable=variable_state)
+        ins[19] = _tensor((batch, hidden), "float32", "c", variable=variable_state)
         out = _tensor(ys, "float32", "y")
     op = me.Operator(opcode=S.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM, inputs=ins, outputs=[out])
     op._fb.builtinOptionsType = S.BuiltinOptions.UnidirectionalSequenceLSTMOptions
     op._fb.builtinOptions = S.UnidirectionalSequenceLSTMOptionsT()
     opts = op._fb.builtinOptions
-    opts.fusedActivationFunction, opts.cellClip, opts.timeMajor = S.ActivationFunctionType.TANH, cell_clip, time_major
+    opts.fusedActivationFunction = getattr(S.ActivationFunctionType, activation)
+    opts.cellClip, opts.timeMajor = cell_clip, time_major
     m = me.Model(description="tinyfuse tflm_lstm")
     m.add_subgraph(tensors=[t for t in ins if t is not None] + [out], operators=[op], outputs=[out],
                    inputs=[ins[0]])

@@ -11,7 +11,7 @@ from tests.builders.tflm_lstm import _tensor
 
 
 def svdf(batch, inp, filters, memory, rank, seed=0, state="int16", activation="NONE", x_q=(0.03, -4),
-         out_q=(0.1, 2), state_q=(2.0 ** -10, 0), bias=True) -> bytes:
+         out_q=(0.1, 2), state_q=(2.0 ** -10, 0), bias=True, variable_state=True) -> bytes:
     """SVDF x [B, I] → [B, filters / rank]; ``state``: 'int16' / 'int8' (int8 model) or 'float32'."""
     oneop = tflm_oneop()
     me, S = oneop.me, oneop.S
@@ -22,7 +22,7 @@ def svdf(batch, inp, filters, memory, rank, seed=0, state="int16", activation="N
         wf = _tensor((filters, inp), "float32", "wf", data=rng.standard_normal((filters, inp)) * 0.5)
         wt = _tensor((filters, memory), "float32", "wt", data=rng.standard_normal((filters, memory)) * 0.5)
         b = _tensor((units,), "float32", "b", data=rng.standard_normal(units)) if bias else None
-        st = _tensor((batch, filters * memory), "float32", "state", variable=True)
+        st = _tensor((batch, filters * memory), "float32", "state", variable=variable_state)
         out = _tensor((batch, units), "float32", "y")
     else:
         wf_s = float(rng.uniform(0.005, 0.02))
@@ -33,7 +33,7 @@ def svdf(batch, inp, filters, memory, rank, seed=0, state="int16", activation="N
         wt = _tensor((filters, memory), state, "wt", (wt_s, 0), rng.integers(-lim, lim + 1, (filters, memory)))
         b_scale = float(np.float32(state_q[0]) * np.float32(wt_s))
         b = _tensor((units,), "int32", "b", (b_scale, 0), rng.integers(-20000, 20000, units)) if bias else None
-        st = _tensor((batch, filters * memory), state, "state", state_q, variable=True)
+        st = _tensor((batch, filters * memory), state, "state", state_q, variable=variable_state)
         out = _tensor((batch, units), "int8", "y", out_q)
     op = me.Operator(opcode=S.BuiltinOperator.SVDF, inputs=[x, wf, wt, b, st], outputs=[out])
     op._fb.builtinOptionsType = S.BuiltinOptions.SVDFOptions
