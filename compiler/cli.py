@@ -100,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "input and count exact matches (automatic for a .tflite model)")
     r.add_argument("--per-layer", action="store_true", help="compare every kernel's output with the numpy "
                    "reference and name the first diverging layer (host)")
+    r.add_argument("--frames", type=_non_negative, default=0, metavar="N", help="run N consecutive frames (a "
+                   "streaming model keeps its state between them; --input: first axis = frames, else seeded random) "
+                   "and compare every frame with TFLite Micro's stateful interpreter")
     b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target", **_epilog)
     _common(b)
     _execution(b)
@@ -243,6 +246,8 @@ def cmd_run(args) -> int:
     """Compile, build, run, compare with the oracle (harness/verdict.py); exit 1 on a mismatch."""
     target = get_target(args.target)
     result = _compile(args)
+    if args.frames:
+        return _run_frames(args, target, result)
     inputs = load_inputs(args.input, result.inputs, args.seed)
     outs, board = _build_and_run(result, target, inputs, args.keep)
     host = result if target.is_host or not (args.per_layer or is_quantized(result)) else \
@@ -266,6 +271,15 @@ def cmd_run(args) -> int:
               f"(no planning), weights {result.weights_bytes} bytes, {result.macs} MACs"]
     print("\n".join(lines))
     return status
+
+
+def _run_frames(args, target, result) -> int:
+    """``run --frames N``: every frame against the oracle (harness/frames.py); exit 1 on a mismatch."""
+    from .harness.frames import frame_inputs, frames_text, run_frames
+    frames = frame_inputs(args.input, result.inputs, args.frames, args.seed)
+    summary = {"tinyfuse_version": __version__, **run_frames(args.model, result, target, frames, args.keep)}
+    print(json.dumps(summary) if args.json else frames_text(summary))
+    return EXIT_OK if summary["outputs_match"] else EXIT_MISMATCH
 
 
 def per_layer_lines(result, inputs) -> list[str]:

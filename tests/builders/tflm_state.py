@@ -1,0 +1,84 @@
+"""Tiny streaming .tflite models with state, built with the tflite-micro model editor and run by
+TFLite Micro (one interpreter, frame after frame, keeping its variables) as the exact oracle:
+
+- :func:`ring_model`: the microWakeWord pattern. A CALL_ONCE init subgraph assigns the resource
+  variables; the main subgraph reads a ring buffer, concatenates the new frame, slices off the
+  oldest frame and assigns the rest back; a second variable accumulates the frames (int8 ADD,
+  read and assigned in one invocation). Outputs: the concatenation (the ring itself, so every byte
+  of the state is observed) and the accumulator.
+- :func:`variable_tensor_model`: an ``is_variable`` tensor (TFLM resets it to its zero point)
+  read by an ADD.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tests.builders.tflm_misc import _mods, act, const
+
+Q = (0.05, -3)          # (scale, zero point) of every int8 tensor
+
+
+def _op(opcode, inputs, outputs, options=None, **fields):
+    me, S = _mods()
+    op = me.Operator(opcode=getattr(S.BuiltinOperator, opcode), inputs=list(inputs), outputs=list(outputs))
+    if options is not None:
+        op._fb.builtinOptionsType = getattr(S.BuiltinOptions, options)
+        op._fb.builtinOptions = getattr(S, options + "T")()
+        for key, value in fields.items():
+            setattr(op._fb.builtinOptions, key, value)
+    return op
+
+
+def _handle(name: str, shared: str):
+    me, S = _mods()
+    t = me.Tensor(shape=(), dtype=S.TensorType.RESOURCE, name=name)
+    return t, _op("VAR_HANDLE", [], [t], "VarHandleOptions", sharedName=shared)
+
+
+def ring_init(history: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The initial (ring [1, history, width], accumulator [1, 1, width]) int8 values of ring_model."""
+    ring = (np.arange(history * width, dtype=np.int64) * 7 % 50 - 25).astype(np.int8).reshape(1, history, width)
+    return ring, np.full((1, 1, width), 4, np.int8)
+
+
+def ring_model(history: int = 3, width: int = 4) -> bytes:
+    """Input x int8 [1, 1, width]; outputs ring [1, history + 1, width] and acc [1, 1, width]."""
+    me, S = _mods()
+    ring0, acc0 = ring_init(history, width)
+    h_ring, vh_ring = _handle("h_ring", "ring/states")
+    h_acc, vh_acc = _handle("h_acc", "acc/states")
+    init_ops = [vh_ring, _op("ASSIGN_VARIABLE", [h_ring, const(ring0, "ring0", Q)], []),
+                vh_acc, _op("ASSIGN_VARIABLE", [h_acc, const(acc0, "acc0", Q)], [])]
+    x = act((1, 1, width), Q, "x")
+    m_ring, mh_ring = _handle("m_ring", "ring/states")
+    m_acc, mh_acc = _handle("m_acc", "acc/states")
+    old = act((1, history, width), Q, "ring_read")
+    cat = act((1, history + 1, width), Q, "ring")
+    new = act((1, history, width), Q, "ring_next")
+    acc_old, acc_new = act((1, 1, width), Q, "acc_read"), act((1, 1, width), Q, "acc")
+    ops = [_op("CALL_ONCE", [], [], "CallOnceOptions", initSubgraphIndex=1), mh_ring, mh_acc,
+           _op("READ_VARIABLE", [m_ring], [old]),
+           _op("CONCATENATION", [old, x], [cat], "ConcatenationOptions", axis=1),
+           _op("STRIDED_SLICE", [cat, const(np.array([0, 1, 0], np.int32), "begin"),
+                                 const(np.array([0, 0, 0], np.int32), "end"),
+                                 const(np.array([1, 1, 1], np.int32), "strides")], [new],
+               "StridedSliceOptions", beginMask=0b101, endMask=0b111),
+           _op("ASSIGN_VARIABLE", [m_ring, new], []),
+           _op("READ_VARIABLE", [m_acc], [acc_old]),
+           _op("ADD", [acc_old, x], [acc_new], "AddOptions"),
+           _op("ASSIGN_VARIABLE", [m_acc, acc_new], [])]
+    m = me.Model(description="tinyfuse tflm_state ring")
+    m.add_subgraph(tensors=[x, cat, acc_new], operators=ops, inputs=[x], outputs=[cat, acc_new], name="main")
+    m.add_subgraph(tensors=[], operators=init_ops, inputs=[], outputs=[], name="init")
+    return bytes(m.build())
+
+
+def variable_tensor_model(width: int = 6, zero_point: int = 5) -> bytes:
+    """y = ADD(x, v) int8 [1, width], v an ``is_variable`` tensor that nothing assigns (its zero point)."""
+    me, _ = _mods()
+    x, y = act((1, width), Q, "x"), act((1, width), Q, "y")
+    v = act((1, width), (Q[0], zero_point), "v_state")
+    v.is_variable = True
+    m = me.Model(description="tinyfuse tflm_state variable tensor")
+    m.add_subgraph(tensors=[x, v, y], operators=[_op("ADD", [x, v], [y], "AddOptions")], inputs=[x], outputs=[y])
+    return bytes(m.build())
