@@ -42,16 +42,15 @@ class TensorInfo:
 @dataclass
 class StateInfo:
     """One persistent state as the C API sees it (``ir.State``): its byte ``offset`` in the state
-    region, where the run reads it from (``in_offset``, arena) and writes its new value
-    (``out_offset``, arena), and how ``<name>_reset`` sets it: ``init`` (a weights array name) or
-    every byte ``fill``."""
+    region (where kernels read it), where the run computes its new value (``out_offset``, arena;
+    stored back after the last kernel), and how ``<name>_reset`` sets it: ``init`` (a weights
+    array name) or every byte ``fill``."""
 
     name: str
     shape: tuple[int, ...]
     dtype: str
     nbytes: int
     offset: int
-    in_offset: int
     out_offset: int
     init: str | None = None
     fill: int = 0
@@ -66,6 +65,7 @@ class Step:
     out_offset: int
     scratch_offset: int = 0         # meaningful when kernel.scratch_bytes > 0
     call: Call | None = None        # the fused-group call of main it runs (kernel order may differ from IR order)
+    in_bases: list[str] = field(default_factory=list)   # C pointer each in_offset counts from: "a" arena, "st" state
 
 
 @dataclass
@@ -204,16 +204,20 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
         k = choose(fn, option) if choose is not None else None
         return lower_for_arena(fn, kname, ConstPool(mod.name) if dry else pool,
                                options.for_kernels(k) if k else options, option)
-    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants))
-    offset = arena.offset
+    state_params = func.params[len(func.params) - len(mod.states):] if mod.states else ()
+    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
+                       external=frozenset(map(id, state_params)))
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
-    steps = [Step(kernel, [offset(a) for a in call.args], offset(call), arena.scratch_offset(i), call)
+    states = _state_infos(mod, arena.offset, pool)
+    offset = _state_reader(arena.offset, state_params, states)
+    steps = [Step(kernel, [offset(a)[1] for a in call.args], offset(call)[1], arena.scratch_offset(i), call,
+                  [offset(a)[0] for a in call.args])
              for i, (kernel, call) in enumerate(zip(arena.kernels, arena.calls))]
     n_params, n_outs = len(func.params) - len(mod.states), len(outputs) - len(mod.states)
+    offset = arena.offset
     inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params[:n_params]]
     outs = [TensorInfo(n, o.ty.shape, o.ty.dtype, o.ty.nbytes, offset(o))
             for n, o in zip(mod.output_names, outputs[:n_outs])]
-    states = _state_infos(mod, offset, pool)
     result = CompileResult(mod.name, {}, mod, steps, buffers, plan, inputs, outs, naive, pool.nbytes, model_hash,
                            options.context.timings, options.target.name, placement, options)
     result.memory, result.states = arena, states
@@ -221,14 +225,31 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     return result
 
 
+def _state_reader(offset, state_params, states):
+    """value -> (base, byte offset) of where a kernel finds it: ``("st", ...)`` in the state region
+    for a state parameter and its views (read in place: the state is stored back only after every
+    kernel ran), ``("a", ...)`` in the arena for everything else."""
+    home = {id(p): (p, st.offset) for p, st in zip(state_params, states)}
+
+    def where(e):
+        root = e
+        while isinstance(root, Call) and not isinstance(root.op, Function):   # views share their operand's memory
+            root = root.args[0]
+        if id(root) in home:
+            p, at = home[id(root)]
+            return "st", at + offset(e) - offset(p)
+        return "a", offset(e)
+    return where
+
+
 def _state_infos(mod: IRModule, offset, pool: ConstPool) -> list[StateInfo]:
     """The states of a stateful module, laid out one after the other in the state region (each at a
     multiple of ARENA_ALIGN), with their init values added to the weights."""
     func, n = mod.main, len(mod.states)
-    params, outputs = func.params[len(func.params) - n:], list(func.outputs)[len(func.outputs) - n:]
+    outputs = list(func.outputs)[len(func.outputs) - n:]
     infos, at = [], 0
-    for st, p, o in zip(mod.states, params, outputs):
+    for st, o in zip(mod.states, outputs):
         init = pool.ref(st.init.reshape(-1), key=("state init", st.name)) if st.init is not None else None
-        infos.append(StateInfo(st.name, st.shape, st.dtype, st.nbytes, at, offset(p), offset(o), init, st.fill))
+        infos.append(StateInfo(st.name, st.shape, st.dtype, st.nbytes, at, offset(o), init, st.fill))
         at += -(-st.nbytes // ARENA_ALIGN) * ARENA_ALIGN
     return infos
