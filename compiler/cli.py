@@ -172,8 +172,9 @@ def cmd_compile(args) -> int:
     out = result.write(args.output)
     if args.report:
         print(report_text(result))
+    state = f", state {result.state_bytes} bytes" if result.states else ""
     print(f"wrote {', '.join(sorted(result.files))} to {out}/  "
-          f"(kernels {len(result.steps)}, arena {result.arena_bytes} bytes, weights {result.weights_bytes} bytes)")
+          f"(kernels {len(result.steps)}, arena {result.arena_bytes} bytes{state}, weights {result.weights_bytes} bytes)")
     return 0
 
 
@@ -208,7 +209,10 @@ def report_text(result) -> str:
     """Fused groups (anchor + epilogue) and the memory plan table."""
     from .memory import format_plan
     lines = [f"model {result.name}: {len(result.steps)} kernels, {result.macs} MACs, "
-             f"arena {result.arena_bytes} B (naive {result.naive_bytes} B), weights {result.weights_bytes} B", "",
+             f"arena {result.arena_bytes} B (naive {result.naive_bytes} B), weights {result.weights_bytes} B"
+             + (f", state {result.state_bytes} B (persistent: " + ", ".join(
+                 f"{t.name} {list(t.shape)} {t.dtype} at {t.offset}" for t in result.states) + ")"
+                if result.states else ""), "",
              f"{'kernel':<40} {'ops (anchor -> epilogue)':<48} {'MACs':>10}"]
     for s in result.steps:
         lines.append(f"{s.kernel.name:<40} {' -> '.join(s.kernel.ops):<48} {s.kernel.macs:>10}")
@@ -319,11 +323,13 @@ def bench_text(f: dict) -> str:
     """The bench figures as a short report with a per-kernel table."""
     ipm = f"{f['instructions_per_mac']:.2f}" if f["instructions_per_mac"] is not None else "-"
     lib = f["instructions"] - f["instructions_model_code"]
-    lines = [f"model {f['model']} on {f['target']} (qemu {f['board']}): {f['instructions']} instructions "
+    per = " per frame" if f.get("state_bytes") else ""      # a stateful model: one frame after reset
+    state = f" + state {f['state_bytes']} B" if f.get("state_bytes") else ""
+    lines = [f"model {f['model']} on {f['target']} (qemu {f['board']}): {f['instructions']} instructions{per} "
              f"(model code {f['instructions_model_code']}, library {lib}), {f['macs']} MACs, {ipm} instructions/MAC",
              f"flash: code {f['flash_code']} B (model {f['flash_code_model']} + library {f['flash_code_lib']}), "
              f"constants {f['flash_const']} B",
-             f"RAM: arena {f['arena_bytes']} B + data/bss {f['ram_data']} B + stack {f['ram_stack']} B "
+             f"RAM: arena {f['arena_bytes']} B{state} + data/bss {f['ram_data']} B + stack {f['ram_stack']} B "
              f"= {f['ram_total']} B", "",
              f"{'kernel':<40} {'MACs':>10} {'instructions':>13} {'instr/MAC':>10}"]
     for k in f["kernels"]:
