@@ -211,7 +211,9 @@ def report_text(result) -> str:
     lines = [f"model {result.name}: {len(result.steps)} kernels, {result.macs} MACs, "
              f"arena {result.arena_bytes} B (naive {result.naive_bytes} B), weights {result.weights_bytes} B"
              + (f", state {result.state_bytes} B (persistent: " + ", ".join(
-                 f"{t.name} {list(t.shape)} {t.dtype} at {t.offset}" for t in result.states) + ")"
+                 f"{t.name} {list(t.shape)} {t.dtype} at {t.offset}" + (f", ring buffer of {t.capacity} B"
+                                                                       if t.ring_step else "")
+                for t in result.states) + f"); state bytes copied per frame: {_copied(result)}"
                 if result.states else ""), "",
              f"{'kernel':<40} {'ops (anchor -> epilogue)':<48} {'MACs':>10}"]
     for s in result.steps:
@@ -219,6 +221,12 @@ def report_text(result) -> str:
     lines += ["", "memory plan (buffer t<i>; first/last = kernel index, -1 = model input):",
               format_plan(result.plan, result.buffers)]
     return "\n".join(lines)
+
+
+def _copied(result) -> str:
+    from .memory.state import copied_per_frame
+    c = copied_per_frame(result.states, result.steps)
+    return f"{c['total']:.0f} (" + ", ".join(f"{k} {v:.0f}" for k, v in c.items() if k != "total" and v) + ")"
 
 
 def _build_and_run(result, target, inputs, keep: str | None) -> tuple[list[np.ndarray], str | None]:

@@ -62,14 +62,14 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
     """The KernelGraph of a fused main function (nodes in IR post-order) and the calls behind its
     nodes. ``scratch``: id(call) -> scratch bytes of its normal kernel (0 if absent); ``cost`` and
     ``cache`` (the compilation's in-place proof cache): see ``inplace.options``. ``external``: ids
-    of parameters that live outside the arena (a stateful model's state, read in the state region):
-    they take no arena bytes and no kernel writes over them in place."""
+    of parameters and kernel calls whose values live outside the arena (a stateful model's state and
+    ring windows, memory/state.py): they take no arena bytes and no kernel writes over them in place."""
     root: dict[int, str] = {}
     sizes: dict[str, int] = {}
     for i, p in enumerate(func.params):
         root[id(p)] = f"v{i}"
         sizes[f"v{i}"] = 0 if id(p) in external else p.ty.nbytes
-    outside = {root[i] for i in external}
+    outside = {root[i] for i in external if i in root}
     calls: list[Call] = []
     nodes: list[Node] = []
     shifted = view_offsets(func)
@@ -77,7 +77,9 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
         if isinstance(node, Call) and isinstance(node.op, Function):
             v = f"v{len(sizes)}"
             root[id(node)] = v
-            sizes[v] = node.ty.nbytes
+            sizes[v] = 0 if id(node) in external else node.ty.nbytes
+            if id(node) in external:
+                outside.add(v)
             est = node.op.attrs.get("poly", {}).get("scratch", 0)     # fused chains: their line buffers
             sb = (scratch or {}).get(id(node), est)
             opts = [] if node.op.attrs.get("poly") else inplace_options(node.op, cost, cache=cache)

@@ -4,8 +4,10 @@ TFLite Micro (one interpreter, frame after frame, keeping its variables) as the 
 - :func:`ring_model`: the microWakeWord pattern. A CALL_ONCE init subgraph assigns the resource
   variables; the main subgraph reads a ring buffer, concatenates the new frame, slices off the
   oldest frame and assigns the rest back; a second variable accumulates the frames (int8 ADD,
-  read and assigned in one invocation). Outputs: the concatenation (the ring itself, so every byte
-  of the state is observed) and the accumulator.
+  read and assigned in one invocation). Outputs: the concatenation, reshaped to [1, (history + 1) *
+  width] and requantized to zero point 0 (the ring's bytes + 3, saturating: every byte of the state
+  is observed, and the concatenation is no model output, so it can become a ring buffer), and the
+  accumulator.
 - :func:`variable_tensor_model`: an ``is_variable`` tensor (TFLM resets it to its zero point)
   read by an ADD.
 """
@@ -42,7 +44,8 @@ def ring_init(history: int, width: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ring_model(history: int = 3, width: int = 4) -> bytes:
-    """Input x int8 [1, 1, width]; outputs ring [1, history + 1, width] and acc [1, 1, width]."""
+    """Input x int8 [1, 1, width]; outputs ring [1, (history + 1) * width] (the ring buffer + 3) and
+    acc [1, 1, width]."""
     me, S = _mods()
     ring0, acc0 = ring_init(history, width)
     h_ring, vh_ring = _handle("h_ring", "ring/states")
@@ -53,9 +56,11 @@ def ring_model(history: int = 3, width: int = 4) -> bytes:
     m_ring, mh_ring = _handle("m_ring", "ring/states")
     m_acc, mh_acc = _handle("m_acc", "acc/states")
     old = act((1, history, width), Q, "ring_read")
-    cat = act((1, history + 1, width), Q, "ring")
+    cat = act((1, history + 1, width), Q, "ring_concat")
     new = act((1, history, width), Q, "ring_next")
     acc_old, acc_new = act((1, 1, width), Q, "acc_read"), act((1, 1, width), Q, "acc")
+    flat = act((1, (history + 1) * width), Q, "ring_flat")
+    seen = act((1, (history + 1) * width), (Q[0], 0), "ring")
     ops = [_op("CALL_ONCE", [], [], "CallOnceOptions", initSubgraphIndex=1), mh_ring, mh_acc,
            _op("READ_VARIABLE", [m_ring], [old]),
            _op("CONCATENATION", [old, x], [cat], "ConcatenationOptions", axis=1),
@@ -66,9 +71,11 @@ def ring_model(history: int = 3, width: int = 4) -> bytes:
            _op("ASSIGN_VARIABLE", [m_ring, new], []),
            _op("READ_VARIABLE", [m_acc], [acc_old]),
            _op("ADD", [acc_old, x], [acc_new], "AddOptions"),
-           _op("ASSIGN_VARIABLE", [m_acc, acc_new], [])]
+           _op("ASSIGN_VARIABLE", [m_acc, acc_new], []),
+           _op("RESHAPE", [cat, const(np.array([1, (history + 1) * width], np.int32), "flat_shape")], [flat]),
+           _op("QUANTIZE", [flat], [seen])]
     m = me.Model(description="tinyfuse tflm_state ring")
-    m.add_subgraph(tensors=[x, cat, acc_new], operators=ops, inputs=[x], outputs=[cat, acc_new], name="main")
+    m.add_subgraph(tensors=[x, seen, acc_new], operators=ops, inputs=[x], outputs=[seen, acc_new], name="main")
     m.add_subgraph(tensors=[], operators=init_ops, inputs=[], outputs=[], name="init")
     return bytes(m.build())
 

@@ -28,17 +28,21 @@ def _frames_equal_tflm(path, result, frames, workdir):
     return outs
 
 
-@pytest.mark.parametrize("history,width", [(3, 4), (5, 16)])
-def test_ring_buffer_model_equals_tflm_every_frame(tmp_path, history, width):
+@pytest.mark.parametrize("history,width,ring,disable", [(3, 4, 0, ()), (5, 16, 16, ()),
+                                                        (5, 16, 0, ("ring_buffer",))])
+def test_ring_buffer_model_equals_tflm_every_frame(tmp_path, history, width, ring, disable):
+    """A 4-byte step keeps the shift (store back); a 16-byte one becomes a ring buffer (passes/
+    ring_buffer.py) whose window wraps every few of the 40 frames; both equal TFLM."""
     require_programs("gcc")
     path = tmp_path / "ring.tflite"
     path.write_bytes(ring_model(history, width))
-    result = compile_model(str(path))
-    assert result.state_bytes == 16 * -(-history * width // 16) + width
+    result = compile_model(str(path), disabled_passes=disable)
+    assert [s.ring_step for s in result.states] == [ring, 0]
+    assert ("memmove(" in result.files["ring.c"]) == bool(ring)
     frames = frame_inputs(None, result.inputs, 40, seed=7)
     outs = _frames_equal_tflm(path, result, frames, tmp_path / "build")
     ring0, _ = ring_init(history, width)          # hand-computed: frame 0 starts from the CALL_ONCE init
-    assert np.array_equal(outs[0][0][0, :history], ring0[0])
+    assert np.array_equal(outs[0][0][0, :history * width], ring0.reshape(-1) + 3)
 
 
 def test_variable_tensor_model_equals_tflm(tmp_path):
@@ -47,6 +51,14 @@ def test_variable_tensor_model_equals_tflm(tmp_path):
     path.write_bytes(variable_tensor_model())
     result = compile_model(str(path))
     _frames_equal_tflm(path, result, frame_inputs(None, result.inputs, 5, seed=1), tmp_path / "build")
+
+
+def test_okay_nabu_without_ring_buffers_equals_tflm(tmp_path):
+    require_programs("gcc")
+    path = shared_or_skip("models", "real", "okay_nabu.tflite")
+    result = compile_model(str(path), disabled_passes=["ring_buffer"])
+    assert result.state_bytes == 3472 and not any(s.ring_step for s in result.states)
+    _frames_equal_tflm(path, result, frame_inputs(None, result.inputs, 60, seed=5), tmp_path)
 
 
 def test_stateful_header_documents_reset_and_run(tmp_path):
@@ -62,7 +74,8 @@ def test_okay_nabu_200_frames_equal_tflm(tmp_path):
     require_programs("gcc")
     path = shared_or_skip("models", "real", "okay_nabu.tflite")
     result = compile_model(str(path))
-    assert result.state_bytes == 3472
+    assert sum(s.nbytes for s in result.states) == 3472
+    assert [s.ring_step for s in result.states] == [64, 64, 64, 64, 32, 0]     # stream_5 ... stream (120-byte step)
     _frames_equal_tflm(path, result, frame_inputs(None, result.inputs, 200, seed=0), tmp_path)
 
 

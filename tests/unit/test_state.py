@@ -39,14 +39,14 @@ def test_ring_buffer_model_has_two_states_with_their_init_values():
 
 
 def test_ring_buffer_frames_hand_computed():
-    """ring output at frame k = the last 3 frames before k (init first) followed by frame k."""
+    """ring output at frame k = the last 3 frames before k (init first) followed by frame k, + 3."""
     mod = from_tflite(ring_model(history=3, width=4), "ring")
     rng = np.random.default_rng(3)
     frames = [rng.integers(-40, 40, (1, 1, 4)).astype(np.int8) for _ in range(6)]
     ring0, _ = ring_init(3, 4)
     history = list(ring0[0])
     for k, (ring, _acc) in enumerate(_frames(mod, frames)):
-        want = np.stack(history[-3:] + [frames[k][0, 0]])[None]
+        want = np.stack(history[-3:] + [frames[k][0, 0]]).reshape(1, -1).astype(np.int32) + 3   # zero point -3 -> 0
         assert np.array_equal(ring, want), k
         history.append(frames[k][0, 0])
 
@@ -96,3 +96,19 @@ def test_okay_nabu_states_come_from_its_call_once_subgraph():
     assert all(s.init is not None and s.init.dtype == np.int8 for s in mod.states)
     assert mod.main.outputs[0].ty.dtype == "uint8"
     assert Q  # the builders' quantization is shared with the C tests
+
+
+def test_ring_buffer_pass_on_okay_nabu_copies_less_and_shrinks_the_arena():
+    """Five of the six shifts become ring buffers (the input's 120-byte step is not a multiple of
+    16); the bytes a frame copies for the state and the arena shrink (memory/state.py figures)."""
+    from tinyfuse.driver import compile_model
+    from tinyfuse.memory.state import copied_per_frame
+    path = shared_or_skip("models", "real", "okay_nabu.tflite")
+    ring = compile_model(str(path))
+    shift = compile_model(str(path), disabled_passes=["ring_buffer"])
+    assert [s.ring_step for s in ring.states] == [64, 64, 64, 64, 32, 0]
+    before, after = copied_per_frame(shift.states, shift.steps), copied_per_frame(ring.states, ring.steps)
+    assert before["total"] == 3472 + 3880                 # store back every state + the six concatenations
+    assert after["total"] < before["total"] / 5
+    assert ring.arena_bytes < shift.arena_bytes
+    assert "memmove(" in ring.files["okay_nabu.c"] and "memmove(" not in shift.files["okay_nabu.c"]
