@@ -89,3 +89,41 @@ def variable_tensor_model(width: int = 6, zero_point: int = 5) -> bytes:
     m = me.Model(description="tinyfuse tflm_state variable tensor")
     m.add_subgraph(tensors=[x, v, y], operators=[_op("ADD", [x, v], [y], "AddOptions")], inputs=[x], outputs=[y])
     return bytes(m.build())
+
+
+def read_after_write_model(width: int = 16) -> bytes:
+    """Input x int8 [1, 1, width]; output [1, 2, width] = (v as the frame starts, v after
+    ASSIGN_VARIABLE(v, x) in the same frame): a read before and a read after a write of one state.
+    v starts as the CALL_ONCE init value (ring_init's accumulator)."""
+    me, _ = _mods()
+    _, v0 = ring_init(1, width)
+    h_init, vh_init = _handle("h_init", "v")
+    init_ops = [vh_init, _op("ASSIGN_VARIABLE", [h_init, const(v0, "v0", Q)], [])]
+    x = act((1, 1, width), Q, "x")
+    h, vh = _handle("h", "v")
+    before, after = act((1, 1, width), Q, "v_before"), act((1, 1, width), Q, "v_after")
+    y = act((1, 2, width), Q, "y")
+    ops = [_op("CALL_ONCE", [], [], "CallOnceOptions", initSubgraphIndex=1), vh,
+           _op("READ_VARIABLE", [h], [before]), _op("ASSIGN_VARIABLE", [h, x], []),
+           _op("READ_VARIABLE", [h], [after]),
+           _op("CONCATENATION", [before, after], [y], "ConcatenationOptions", axis=1)]
+    m = me.Model(description="tinyfuse tflm_state read after write")
+    m.add_subgraph(tensors=[x, y], operators=ops, inputs=[x], outputs=[y], name="main")
+    m.add_subgraph(tensors=[], operators=init_ops, inputs=[], outputs=[], name="init")
+    return bytes(m.build())
+
+
+# okay_nabu's inner activations that depend on every stream state: the first conv (stream), the
+# pointwise convs after the depthwise ones (stream_1 ... stream_4, via the concatenations) and the
+# logit before the sigmoid (stream_5); int8, so equality with TFLM checks the state bytes' effect
+OKAY_NABU_PROBES = (59, 63, 73, 83, 87, 91)
+
+
+def with_outputs(tflite: bytes, tensors=OKAY_NABU_PROBES) -> bytes:
+    """The model with subgraph 0's tensors ``tensors`` appended to its outputs (built in memory:
+    the shared model file is never copied into the project)."""
+    from tflite_micro.tensorflow.lite.micro.compression import model_editor as me
+    m = me.read(tflite)
+    sg = m.subgraphs[0]
+    sg.outputs = list(sg.outputs) + [sg.tensors[i] for i in tensors]
+    return bytes(m.build())

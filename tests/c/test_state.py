@@ -14,7 +14,8 @@ from tinyfuse.cli import main as cli_main
 from tinyfuse.driver import compile_model
 from tinyfuse.harness.frames import c_frames, frame_inputs, oracle_frames
 from tinyfuse.targets import get_target
-from tests.builders.tflm_state import ring_init, ring_model, variable_tensor_model
+from tests.builders.tflm_state import (read_after_write_model, ring_init, ring_model, variable_tensor_model,
+                                       with_outputs)
 from tests.conftest import require_programs, shared_or_skip
 
 
@@ -53,12 +54,37 @@ def test_variable_tensor_model_equals_tflm(tmp_path):
     _frames_equal_tflm(path, result, frame_inputs(None, result.inputs, 5, seed=1), tmp_path / "build")
 
 
+def test_okay_nabu_inner_activations_equal_tflm_for_200_frames(tmp_path):
+    """Random features drive okay_nabu's probability to 0 after three frames; its inner int8
+    activations (every stream state feeds one) and the logit vary every frame: all equal TFLM."""
+    require_programs("gcc")
+    path = tmp_path / "okay_nabu_probes.tflite"
+    path.write_bytes(with_outputs(shared_or_skip("models", "real", "okay_nabu.tflite").read_bytes()))
+    result = compile_model(str(path))
+    assert len(result.outputs) == 7 and [s.ring_step for s in result.states] == [64, 64, 64, 64, 32, 0]
+    outs = _frames_equal_tflm(path, result, frame_inputs(None, result.inputs, 200, seed=3), tmp_path / "b")
+    assert len({o[6].tobytes() for o in outs}) > 20          # the logit changes from frame to frame
+
+
 def test_okay_nabu_without_ring_buffers_equals_tflm(tmp_path):
     require_programs("gcc")
     path = shared_or_skip("models", "real", "okay_nabu.tflite")
     result = compile_model(str(path), disabled_passes=["ring_buffer"])
     assert result.state_bytes == 3472 and not any(s.ring_step for s in result.states)
     _frames_equal_tflm(path, result, frame_inputs(None, result.inputs, 60, seed=5), tmp_path)
+
+
+def test_a_read_after_a_write_sees_the_write(tmp_path):
+    """TFLM and hand-computed: frame k gives (frame k-1 or the init value, frame k)."""
+    require_programs("gcc")
+    path = tmp_path / "raw.tflite"
+    path.write_bytes(read_after_write_model(16))
+    result = compile_model(str(path))
+    frames = frame_inputs(None, result.inputs, 10, seed=4)
+    outs = _frames_equal_tflm(path, result, frames, tmp_path / "build")
+    _, v0 = ring_init(1, 16)
+    for k, (y,) in enumerate(outs):
+        assert np.array_equal(y[0, 0], (v0 if k == 0 else frames[k - 1][0])[0, 0]) and np.array_equal(y[0, 1], frames[k][0][0, 0])
 
 
 def test_stateful_header_documents_reset_and_run(tmp_path):

@@ -9,7 +9,7 @@ from tinyfuse.harness.bench import bench_target
 from tinyfuse.harness.frames import c_frames, frame_inputs, oracle_frames
 from tinyfuse.harness.qemu import build_target
 from tinyfuse.targets import get_target
-from tests.builders.tflm_state import ring_model
+from tests.builders.tflm_state import ring_model, with_outputs
 from tests.conftest import shared_or_skip
 from tests.target.conftest import require_tools
 
@@ -36,6 +36,13 @@ def test_okay_nabu_200_frames_on_cortex_m4_equal_tflm(tmp_path):
     require_tools(TARGET)
     path = shared_or_skip("models", "real", "okay_nabu.tflite")
     _equal_tflm(path, compile_model(str(path), target=TARGET), 200, tmp_path)
+
+
+def test_okay_nabu_inner_activations_on_cortex_m4_equal_tflm(tmp_path):
+    require_tools(TARGET)
+    path = tmp_path / "okay_nabu_probes.tflite"
+    path.write_bytes(with_outputs(shared_or_skip("models", "real", "okay_nabu.tflite").read_bytes()))
+    _equal_tflm(path, compile_model(str(path), target=TARGET), 200, tmp_path / "build")
 
 
 def test_bench_of_a_stateful_model_counts_its_state(tmp_path):
