@@ -22,10 +22,11 @@ from .lower import ConstPool, Kernel
 from .lower.arena_variants import lower_for_arena
 from .memory import Buffer, Plan
 from .memory.arena import plan_arena
+from .memory.state import StateInfo, external_values, layout_states, locator, ring_copies
 from .options import CompileOptions
 from .passes import run_pipeline
 from .passes.io_quant import io_quantization
-from .targets import ARENA_ALIGN, Placement, check_fits, get_target
+from .targets import Placement, check_fits, get_target
 
 
 @dataclass
@@ -40,24 +41,6 @@ class TensorInfo:
 
 
 @dataclass
-class StateInfo:
-    """One persistent state as the C API sees it (``ir.State``): its byte ``offset`` in the state
-    region, where the run reads it from (``in_offset``, arena) and writes its new value
-    (``out_offset``, arena), and how ``<name>_reset`` sets it: ``init`` (a weights array name) or
-    every byte ``fill``."""
-
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
-    nbytes: int
-    offset: int
-    in_offset: int
-    out_offset: int
-    init: str | None = None
-    fill: int = 0
-
-
-@dataclass
 class Step:
     """One call in ``<name>_run``: kernel, arena offsets of its params, output and scratch."""
 
@@ -66,6 +49,9 @@ class Step:
     out_offset: int
     scratch_offset: int = 0         # meaningful when kernel.scratch_bytes > 0
     call: Call | None = None        # the fused-group call of main it runs (kernel order may differ from IR order)
+    in_bases: list[str] = field(default_factory=list)   # C pointer each offset counts from: "a" arena, "st" state,
+    out_base: str = "a"                                 # "rw<i>" a ring window (memory/state.py)
+    copy: str | None = None         # C statement run instead of the kernel (a ring buffer's append)
 
 
 @dataclass
@@ -93,7 +79,7 @@ class CompileResult:
     @property
     def state_bytes(self) -> int:
         """Bytes of the persistent state region (``<NAME>_STATE_SIZE``), 0 for a stateless model."""
-        return max((s.offset + s.nbytes for s in self.states), default=0)
+        return max((s.offset + (s.capacity or s.nbytes) for s in self.states), default=0)
 
     @property
     def arena_bytes(self) -> int:
@@ -210,31 +196,22 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
         k = choose(fn, option) if choose is not None else None
         return lower_for_arena(fn, kname, ConstPool(mod.name) if dry else pool,
                                options.for_kernels(k) if k else options, option)
-    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants))
-    offset = arena.offset
+    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
+                       external=external_values(mod))
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
-    steps = [Step(kernel, [offset(a) for a in call.args], offset(call), arena.scratch_offset(i), call)
+    states = layout_states(mod, arena.offset, lambda arr, key: pool.ref(arr, key=key))
+    where = locator(mod, arena.offset, states)
+    copies = ring_copies(mod, where, states)
+    steps = [Step(kernel, [where(a)[1] for a in call.args], where(call)[1], arena.scratch_offset(i), call,
+                  [where(a)[0] for a in call.args], where(call)[0], copies.get(id(call)))
              for i, (kernel, call) in enumerate(zip(arena.kernels, arena.calls))]
     n_params, n_outs = len(func.params) - len(mod.states), len(outputs) - len(mod.states)
+    offset = arena.offset
     inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params[:n_params]]
     outs = [TensorInfo(n, o.ty.shape, o.ty.dtype, o.ty.nbytes, offset(o))
             for n, o in zip(mod.output_names, outputs[:n_outs])]
-    states = _state_infos(mod, offset, pool)
     result = CompileResult(mod.name, {}, mod, steps, buffers, plan, inputs, outs, naive, pool.nbytes, model_hash,
                            options.context.timings, options.target.name, placement, options)
     result.memory, result.states = arena, states
     result.files = emit_sources(result, pool, __version__)
     return result
-
-
-def _state_infos(mod: IRModule, offset, pool: ConstPool) -> list[StateInfo]:
-    """The states of a stateful module, laid out one after the other in the state region (each at a
-    multiple of ARENA_ALIGN), with their init values added to the weights."""
-    func, n = mod.main, len(mod.states)
-    params, outputs = func.params[len(func.params) - n:], list(func.outputs)[len(func.outputs) - n:]
-    infos, at = [], 0
-    for st, p, o in zip(mod.states, params, outputs):
-        init = pool.ref(st.init.reshape(-1), key=("state init", st.name)) if st.init is not None else None
-        infos.append(StateInfo(st.name, st.shape, st.dtype, st.nbytes, at, offset(p), offset(o), init, st.fill))
-        at += -(-st.nbytes // ARENA_ALIGN) * ARENA_ALIGN
-    return infos

@@ -75,7 +75,7 @@ class StateTable:
 
     def assign(self, key: tuple, t, value: Expr, op) -> None:
         """Make ``value`` (held by tensor ``t``) the state's value from here on."""
-        slot = self._slot(key, _name(key, t), value.ty.shape, value.ty.dtype, self._fill(t))
+        slot = self._slot(key, _name(key, t), t.shape, t.dtype, self._fill(t))
         self._check(slot, value.ty.shape, value.ty.dtype, f"the value assigned from '{t.name}'", op)
         if not self.initializing:
             slot.value = value

@@ -127,6 +127,7 @@ class State:
     ``main.outputs[len(outputs) - n + k]`` (its value when the run ends, stored back after every
     kernel ran). ``init`` is the value ``<name>_reset`` writes (numpy, ``shape`` and ``dtype``); None
     means every byte ``fill`` (TFLM's ResetVariableTensors: an int8 tensor's zero point, else 0).
+    ``ring_step`` is set by the ring_buffer pass (passes/ring_buffer.py).
     """
 
     name: str                      # C identifier, unique in the model
@@ -134,6 +135,7 @@ class State:
     dtype: str                     # numpy name
     init: np.ndarray | None = None
     fill: int = 0                  # the byte value of a reset without ``init``
+    ring_step: int = 0             # > 0: a ring buffer whose window moves by this many bytes a frame
 
     @property
     def nbytes(self) -> int:
