@@ -292,7 +292,9 @@ def _run_frames(args, target, result) -> int:
     """``run --frames N``: every frame against the oracle (harness/frames.py); exit 1 on a mismatch."""
     from .harness.frames import frame_inputs, frames_text, run_frames
     frames = frame_inputs(args.input, result.inputs, args.frames, args.seed)
-    summary = {"tinyfuse_version": __version__, **run_frames(args.model, result, target, frames, args.keep)}
+    from .driver import stateful_pairs
+    pairs = stateful_pairs(args.stateful) if args.stateful else ()
+    summary = {"tinyfuse_version": __version__, **run_frames(args.model, result, target, frames, args.keep, pairs)}
     print(json.dumps(summary) if args.json else frames_text(summary))
     return EXIT_OK if summary["outputs_match"] else EXIT_MISMATCH
 

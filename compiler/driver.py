@@ -150,6 +150,12 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     return result
 
 
+def stateful_pairs(text: str) -> tuple[tuple[str, str], ...]:
+    """``--stateful IN=OUT,...`` → ((IN, OUT), ...) (tinyfuse.frontend.stateful_io.parse_pairs)."""
+    from .frontend.stateful_io import parse_pairs
+    return parse_pairs(text)
+
+
 def _load(model, name: str | None):
     """(model hash, IR module) of an ONNX model (path or ModelProto) or a TFLite model (path or bytes);
     a path's format is told by its content ('TFL3'), not its suffix."""

@@ -86,10 +86,14 @@ def c_frames(result, target, frames, workdir: Path) -> tuple[list[list[np.ndarra
     return run_target_batch(result, target, frames, workdir), "qemu"
 
 
-def oracle_frames(model_path, result, frames) -> list[list[np.ndarray]]:
-    """The independent oracle's outputs of every frame (TFLM's stateful interpreter for .tflite).
+def oracle_frames(model_path, result, frames, stateful=()) -> list[list[np.ndarray]]:
+    """The independent oracle's outputs of every frame (TFLM's stateful interpreter for .tflite;
+    onnxruntime with the state fed back for an ONNX model compiled with ``stateful`` pairs).
     Raises OracleUnavailable when it cannot run the model."""
     if oracle_name(model_path) != TFLM:
+        if result.states and stateful:
+            from .stateful_onnx import onnxruntime_frames
+            return onnxruntime_frames(model_path, stateful, frames)
         if result.states:
             raise OracleUnavailable("no oracle of a stateful ONNX model")
         from .oracles import onnxruntime_outputs
@@ -115,7 +119,7 @@ def frame_verdicts(result, outs, refs) -> list[dict]:
     return verdicts
 
 
-def run_frames(model_path, result, target, frames, keep: str | None = None) -> dict:
+def run_frames(model_path, result, target, frames, keep: str | None = None, stateful=()) -> dict:
     """Run ``frames`` through the generated C and the oracles; a JSON-able summary with one verdict
     per frame (``frames``), the counts and ``outputs_match`` (every frame matches the oracle, or the
     numpy reference when the oracle cannot run)."""
@@ -123,7 +127,7 @@ def run_frames(model_path, result, target, frames, keep: str | None = None) -> d
         outs, board = c_frames(result, target, frames, Path(keep) if keep else Path(tmp))
     oracle, reason = oracle_name(model_path), None
     try:
-        refs = oracle_frames(model_path, result, frames)
+        refs = oracle_frames(model_path, result, frames, stateful)
     except OracleUnavailable as e:
         refs, oracle, reason = numpy_frames(result, frames), "numpy reference", str(e)
     per = frame_verdicts(result, outs, refs)

@@ -72,3 +72,15 @@ def test_cli_compile_stateful(tmp_path, capsys):
     assert main(["compile", path, "--stateful", "h_in", "-o", str(tmp_path / "bad")]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["error: --stateful: 'h_in' is not IN=OUT (a graph input and a graph output name)"], err
+
+
+def test_cli_run_frames_against_onnxruntime(tmp_path, capsys):
+    """``tinyfuse run --stateful ... --frames 50``: every frame compared with onnxruntime, the state fed back."""
+    import json
+
+    from tinyfuse.cli import main
+    path = build_lstm.build_stream_lstm(str(tmp_path / "stream_lstm.onnx"))
+    code = main(["run", path, "--stateful", "h_in=h_out,c_in=c_out", "--frames", str(FRAMES), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and summary["oracle"] == "onnxruntime" and summary["oracle_unavailable"] is None
+    assert summary["matching_frames"] == FRAMES and summary["outputs_match"] and summary["state_bytes"] == 256
