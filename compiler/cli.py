@@ -63,6 +63,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="working-set budget of a poly-fused kernel's line buffers (default: the target's)")
     p.add_argument("--tuning-records", metavar="FILE", help="JSON lines from `tinyfuse tune`: apply the measured "
                    "best choices (kernel variant per kernel, poly_fuse on/off, scratch budget)")
+    p.add_argument("--stateful", metavar="IN=OUT,...", help="graph input/output pairs (names) that carry state "
+                   "between runs: each IN becomes persistent state, updated from OUT after every run, zeroed by reset")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -100,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "input and count exact matches (automatic for a .tflite model)")
     r.add_argument("--per-layer", action="store_true", help="compare every kernel's output with the numpy "
                    "reference and name the first diverging layer (host)")
+    r.add_argument("--frames", type=_non_negative, default=0, metavar="N", help="run N consecutive frames (a "
+                   "streaming model keeps its state between them; --input: first axis = frames, else seeded random) "
+                   "and compare every frame with TFLite Micro's stateful interpreter")
     b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target", **_epilog)
     _common(b)
     _execution(b)
@@ -161,7 +166,8 @@ def _compile(args):
     placement = {k: getattr(args, k, None) for k in ("weights_section", "arena_section", "code_section", "align")}
     return compile_model(args.model, target=args.target, name=args.name, disabled_passes=args.disable_pass,
                          dump_ir=args.dump_ir, planner=args.planner, rounding=args.rounding, kernels=args.kernels,
-                         scratch_bytes=args.scratch_bytes, tuning_records=args.tuning_records, **placement)
+                         scratch_bytes=args.scratch_bytes, tuning_records=args.tuning_records,
+                         stateful=getattr(args, "stateful", None) or (), **placement)
 
 
 def cmd_compile(args) -> int:
@@ -169,8 +175,9 @@ def cmd_compile(args) -> int:
     out = result.write(args.output)
     if args.report:
         print(report_text(result))
+    state = f", state {result.state_bytes} bytes" if result.states else ""
     print(f"wrote {', '.join(sorted(result.files))} to {out}/  "
-          f"(kernels {len(result.steps)}, arena {result.arena_bytes} bytes, weights {result.weights_bytes} bytes)")
+          f"(kernels {len(result.steps)}, arena {result.arena_bytes} bytes{state}, weights {result.weights_bytes} bytes)")
     return 0
 
 
@@ -205,13 +212,24 @@ def report_text(result) -> str:
     """Fused groups (anchor + epilogue) and the memory plan table."""
     from .memory import format_plan
     lines = [f"model {result.name}: {len(result.steps)} kernels, {result.macs} MACs, "
-             f"arena {result.arena_bytes} B (naive {result.naive_bytes} B), weights {result.weights_bytes} B", "",
+             f"arena {result.arena_bytes} B (naive {result.naive_bytes} B), weights {result.weights_bytes} B"
+             + (f", state {result.state_bytes} B (persistent: " + ", ".join(
+                 f"{t.name} {list(t.shape)} {t.dtype} at {t.offset}" + (f", ring buffer of {t.capacity} B"
+                                                                       if t.ring_step else "")
+                for t in result.states) + f"); state bytes copied per frame: {_copied(result)}"
+                if result.states else ""), "",
              f"{'kernel':<40} {'ops (anchor -> epilogue)':<48} {'MACs':>10}"]
     for s in result.steps:
         lines.append(f"{s.kernel.name:<40} {' -> '.join(s.kernel.ops):<48} {s.kernel.macs:>10}")
     lines += ["", "memory plan (buffer t<i>; first/last = kernel index, -1 = model input):",
               format_plan(result.plan, result.buffers)]
     return "\n".join(lines)
+
+
+def _copied(result) -> str:
+    from .memory.state import copied_per_frame
+    c = copied_per_frame(result.states, result.steps)
+    return f"{c['total']:.0f} (" + ", ".join(f"{k} {v:.0f}" for k, v in c.items() if k != "total" and v) + ")"
 
 
 def _build_and_run(result, target, inputs, keep: str | None) -> tuple[list[np.ndarray], str | None]:
@@ -243,6 +261,8 @@ def cmd_run(args) -> int:
     """Compile, build, run, compare with the oracle (harness/verdict.py); exit 1 on a mismatch."""
     target = get_target(args.target)
     result = _compile(args)
+    if args.frames:
+        return _run_frames(args, target, result)
     inputs = load_inputs(args.input, result.inputs, args.seed)
     outs, board = _build_and_run(result, target, inputs, args.keep)
     host = result if target.is_host or not (args.per_layer or is_quantized(result)) else \
@@ -266,6 +286,17 @@ def cmd_run(args) -> int:
               f"(no planning), weights {result.weights_bytes} bytes, {result.macs} MACs"]
     print("\n".join(lines))
     return status
+
+
+def _run_frames(args, target, result) -> int:
+    """``run --frames N``: every frame against the oracle (harness/frames.py); exit 1 on a mismatch."""
+    from .harness.frames import frame_inputs, frames_text, run_frames
+    frames = frame_inputs(args.input, result.inputs, args.frames, args.seed)
+    from .driver import stateful_pairs
+    pairs = stateful_pairs(args.stateful) if args.stateful else ()
+    summary = {"tinyfuse_version": __version__, **run_frames(args.model, result, target, frames, args.keep, pairs)}
+    print(json.dumps(summary) if args.json else frames_text(summary))
+    return EXIT_OK if summary["outputs_match"] else EXIT_MISMATCH
 
 
 def per_layer_lines(result, inputs) -> list[str]:
@@ -305,11 +336,13 @@ def bench_text(f: dict) -> str:
     """The bench figures as a short report with a per-kernel table."""
     ipm = f"{f['instructions_per_mac']:.2f}" if f["instructions_per_mac"] is not None else "-"
     lib = f["instructions"] - f["instructions_model_code"]
-    lines = [f"model {f['model']} on {f['target']} (qemu {f['board']}): {f['instructions']} instructions "
+    per = " per frame" if f.get("state_bytes") else ""      # a stateful model: one frame after reset
+    state = f" + state {f['state_bytes']} B" if f.get("state_bytes") else ""
+    lines = [f"model {f['model']} on {f['target']} (qemu {f['board']}): {f['instructions']} instructions{per} "
              f"(model code {f['instructions_model_code']}, library {lib}), {f['macs']} MACs, {ipm} instructions/MAC",
              f"flash: code {f['flash_code']} B (model {f['flash_code_model']} + library {f['flash_code_lib']}), "
              f"constants {f['flash_const']} B",
-             f"RAM: arena {f['arena_bytes']} B + data/bss {f['ram_data']} B + stack {f['ram_stack']} B "
+             f"RAM: arena {f['arena_bytes']} B{state} + data/bss {f['ram_data']} B + stack {f['ram_stack']} B "
              f"= {f['ram_total']} B", "",
              f"{'kernel':<40} {'MACs':>10} {'instructions':>13} {'instr/MAC':>10}"]
     for k in f["kernels"]:

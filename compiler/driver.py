@@ -22,6 +22,7 @@ from .lower import ConstPool, Kernel
 from .lower.arena_variants import lower_for_arena
 from .memory import Buffer, Plan
 from .memory.arena import plan_arena
+from .memory.state import StateInfo, external_values, layout_states, locator, ring_copies
 from .options import CompileOptions
 from .passes import run_pipeline
 from .passes.io_quant import io_quantization
@@ -48,6 +49,9 @@ class Step:
     out_offset: int
     scratch_offset: int = 0         # meaningful when kernel.scratch_bytes > 0
     call: Call | None = None        # the fused-group call of main it runs (kernel order may differ from IR order)
+    in_bases: list[str] = field(default_factory=list)   # C pointer each offset counts from: "a" arena, "st" state,
+    out_base: str = "a"                                 # "rw<i>" a ring window (memory/state.py)
+    copy: str | None = None         # C statement run instead of the kernel (a ring buffer's append)
 
 
 @dataclass
@@ -70,6 +74,12 @@ class CompileResult:
     placement: Placement = field(default_factory=Placement)   # linker sections + alignment
     options: CompileOptions | None = None   # the resolved options it was compiled with
     memory: object = None           # tinyfuse.memory.arena.ArenaPlan: order, in-place choices, bounds
+    states: list[StateInfo] = field(default_factory=list)   # persistent state (stateful models only)
+
+    @property
+    def state_bytes(self) -> int:
+        """Bytes of the persistent state region (``<NAME>_STATE_SIZE``), 0 for a stateless model."""
+        return max((s.offset + (s.capacity or s.nbytes) for s in self.states), default=0)
 
     @property
     def arena_bytes(self) -> int:
@@ -102,7 +112,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   dump_ir: str | Path | None = None, planner: str = "best", weights_section: str | None = None,
                   arena_section: str | None = None, code_section: str | None = None,
                   align: int | None = None, rounding: str = "double", kernels: str | None = None,
-                  scratch_bytes: int | None = None, tuning_records=None) -> CompileResult:
+                  scratch_bytes: int | None = None, tuning_records=None, stateful=()) -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -115,12 +125,18 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     ``tuning_records`` (a JSON-lines path from ``tinyfuse tune`` or a ``tinyfuse.tune.TuningRecords``)
     applies the measured best choices: the model's global knobs (poly_fuse on/off, scratch budget)
     and, per kernel signature, the variant with the fewest measured instructions (compiler/tune.py).
+    ``stateful``: (graph input, graph output) name pairs that become persistent state, or their text
+    ``"IN=OUT,..."`` (``--stateful``, ``tinyfuse.frontend.stateful_io``: a model exported with explicit
+    RNN state I/O).
     """
     tgt = get_target(target)
     overrides = dict(weights_section=weights_section, arena_section=arena_section, code_section=code_section,
                      align=align)
     placement = Placement(**{k: v for k, v in overrides.items() if v is not None})
     model_hash, ir = _load(model, name)
+    if stateful:
+        from .frontend.stateful_io import mark_stateful, parse_pairs
+        ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
     choose = None
     if tuning_records is not None:
         records = load_records(tuning_records)
@@ -132,6 +148,12 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     result = _lower_and_plan(mod, model_hash, options, placement, choose)
     check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
     return result
+
+
+def stateful_pairs(text: str) -> tuple[tuple[str, str], ...]:
+    """``--stateful IN=OUT,...`` → ((IN, OUT), ...) (tinyfuse.frontend.stateful_io.parse_pairs)."""
+    from .frontend.stateful_io import parse_pairs
+    return parse_pairs(text)
 
 
 def _load(model, name: str | None):
@@ -180,15 +202,22 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
         k = choose(fn, option) if choose is not None else None
         return lower_for_arena(fn, kname, ConstPool(mod.name) if dry else pool,
                                options.for_kernels(k) if k else options, option)
-    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants))
-    offset = arena.offset
+    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
+                       external=external_values(mod))
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
-    steps = [Step(kernel, [offset(a) for a in call.args], offset(call), arena.scratch_offset(i), call)
+    states = layout_states(mod, arena.offset, lambda arr, key: pool.ref(arr, key=key))
+    where = locator(mod, arena.offset, states)
+    copies = ring_copies(mod, where, states)
+    steps = [Step(kernel, [where(a)[1] for a in call.args], where(call)[1], arena.scratch_offset(i), call,
+                  [where(a)[0] for a in call.args], where(call)[0], copies.get(id(call)))
              for i, (kernel, call) in enumerate(zip(arena.kernels, arena.calls))]
-    inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params]
-    outs = [TensorInfo(n, o.ty.shape, o.ty.dtype, o.ty.nbytes, offset(o)) for n, o in zip(mod.output_names, outputs)]
+    n_params, n_outs = len(func.params) - len(mod.states), len(outputs) - len(mod.states)
+    offset = arena.offset
+    inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params[:n_params]]
+    outs = [TensorInfo(n, o.ty.shape, o.ty.dtype, o.ty.nbytes, offset(o))
+            for n, o in zip(mod.output_names, outputs[:n_outs])]
     result = CompileResult(mod.name, {}, mod, steps, buffers, plan, inputs, outs, naive, pool.nbytes, model_hash,
                            options.context.timings, options.target.name, placement, options)
-    result.memory = arena
+    result.memory, result.states = arena, states
     result.files = emit_sources(result, pool, __version__)
     return result

@@ -30,6 +30,7 @@ from . import onnx_ops_resize  # noqa: F401  (Resize)
 from . import onnx_ops_pool  # noqa: F401  (MaxPool, AveragePool)
 from . import onnx_ops_convt  # noqa: F401  (registers ConvTranspose)
 from . import onnx_ops_conv3d  # noqa: F401  (Conv, ConvTranspose on 5-D inputs; registered after the 1-D/2-D ones)
+from . import onnx_ops_rnn  # noqa: F401  (LSTM, GRU)
 from .onnx_quant import MS_DOMAIN_OPS, check_ms_inputs  # registers the quantization converters
 from . import onnx_quant_axis  # noqa: F401  (per-axis QuantizeLinear/DequantizeLinear of activations)
 from .onnx_registry import CONVERTERS, Node, shown

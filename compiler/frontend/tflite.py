@@ -34,8 +34,12 @@ from . import tflite_ops  # noqa: F401  (registers the converters)
 from . import tflite_ops_misc  # noqa: F401  (STRIDED_SLICE, SPLIT, SPLIT_V, GATHER, PRELU)
 from . import tflite_ops_resize  # noqa: F401  (RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR)
 from . import tflite_ops_convt  # noqa: F401  (registers TRANSPOSE_CONV, Convolution2DTransposeBias)
+from . import tflite_ops_state  # noqa: F401  (CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE)
+from . import tflite_ops_rnn  # noqa: F401  (UNIDIRECTIONAL_SEQUENCE_LSTM)
+from . import tflite_ops_svdf  # noqa: F401  (SVDF)
 from .onnx import check_size, first_line, own_buffers, sanitize
-from .tflite_registry import CONVERTERS, Graph, Op, S, Tensor, _names, check_types
+from .tflite_registry import CONVERTERS, EFFECTS, Graph, Op, S, Tensor, _names, check_types
+from .tflite_state import StateTable
 
 from .tflite_schema import read_model
 from .tflite_schema import schema as _schema
@@ -84,9 +88,7 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
     dtype = DTYPES.get(t.type, names.get(t.type, f"type {t.type}"))
     shape = tuple(int(d) for d in (t.shape if t.shape is not None else ()))
     out = Tensor(index, _text(t.name) or f"tensor_{index}", shape, dtype)
-    if t.isVariable:
-        raise TinyfuseError(f"tensor {index} '{out.name}' {out} is a variable (state) tensor; tinyfuse compiles "
-                            "stateless models")
+    out.variable = bool(t.isVariable)     # state (tflite_state.py); TFLM ignores its buffer
     q = t.quantization
     if q is not None and q.scale is not None and len(q.scale):
         out.scale = np.asarray(q.scale, np.float32).reshape(-1)
@@ -109,7 +111,7 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
         raw = data[buf.offset:buf.offset + buf.size]
     elif buf is not None and buf.data is not None and len(buf.data):
         raw = np.asarray(buf.data, np.uint8).tobytes()
-    if raw is not None:
+    if raw is not None and not out.variable:
         if dtype not in C_TYPES and dtype != "float16":
             raise TinyfuseError(f"constant tensor {index} '{out.name}' has element type {dtype}; "
                                 "supported: float32, float16, int8, int32, int64")
@@ -168,7 +170,11 @@ def _io_tensor(tensors: list[Tensor], i: int, what: str) -> Tensor:
 
 
 def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
-    """Convert a .tflite (path or bytes) to an IRModule with the model's NHWC I/O and dtypes."""
+    """Convert a .tflite (path or bytes) to an IRModule with the model's NHWC I/O and dtypes.
+
+    Subgraph 0 is the model; another subgraph is converted only as a CALL_ONCE init subgraph.
+    Resource variables and variable tensors become ``IRModule.states`` (tflite_state.py): extra
+    trailing parameters and outputs of ``main``, after the model's own."""
     _schema()
     if not isinstance(model, (bytes, bytearray, memoryview)):
         name = name or sanitize(Path(model).stem)
@@ -177,36 +183,59 @@ def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
     if not m.subgraphs:
         raise TinyfuseError("the TFLite model has no subgraph (truncated or damaged file?)")
     sg = m.subgraphs[0]
-    tensors = [_tensor(m, data, t, i) for i, t in enumerate(sg.tensors or [])]
-    g = Graph(tensors)
-    params = []
-    for i in sg.inputs if sg.inputs is not None else []:
-        t = _io_tensor(tensors, i, "input")
-        if t.dtype not in C_TYPES:       # float32 and int8 run; others are refused by their first operator
-            raise TinyfuseError(f"input '{t.name}' {t} has element type {t.dtype}; supported: float32, int8")
-        if not t.shape or min(t.shape) <= 0:
-            raise TinyfuseError(f"input '{t.name}' has shape {list(t.shape)}; tinyfuse needs static, non-empty shapes")
-        v = Var(t.name, TensorType(t.shape, t.dtype))
-        check_size(v.ty, f"input '{t.name}'")
-        params.append(v)
-        g.env[i] = v
-    operators = fold_weights([_operator(m, tensors, op, k) for k, op in enumerate(sg.operators or [])])
-    if not operators:
-        raise TinyfuseError("the TFLite subgraph has no operators")
-    for op in operators:
-        convert_op(g, op)
+    g = Graph([_tensor(m, data, t, i) for i, t in enumerate(sg.tensors or [])])
+    g.subgraph = lambda index, states: _init_subgraph(m, data, index, states)
+    params = [_input(g, i) for i in (sg.inputs if sg.inputs is not None else [])]
+    _convert_all(g, m, sg)
     outputs = []
     for i in sg.outputs if sg.outputs is not None else []:
-        t = _io_tensor(tensors, i, "output")
+        t = _io_tensor(g.tensors, i, "output")
         if i not in g.env:
             raise TinyfuseError(f"output '{t.name}' {t} is not computed by any operator")
         outputs.append(g.env[i])
     if not outputs:
         raise TinyfuseError("the TFLite subgraph has no outputs")
-    outputs = own_buffers(outputs)
+    n_out = len(outputs)
+    outputs = own_buffers(outputs + g.states.outputs())
     body = outputs[0] if len(outputs) == 1 else Tuple(tuple(outputs))
-    out_names = tuple(tensors[i].name for i in sg.outputs)
-    return IRModule(Function(tuple(params), body), sanitize(name or "model"), out_names)
+    out_names = tuple(g.tensors[i].name for i in sg.outputs)[:n_out]
+    return IRModule(Function(tuple(params + g.states.params()), body), sanitize(name or "model"), out_names,
+                    states=g.states.states())
+
+
+def _input(g: Graph, i: int) -> Var:
+    """The parameter of subgraph input tensor ``i`` (bound in ``g``)."""
+    t = _io_tensor(g.tensors, i, "input")
+    if t.dtype not in C_TYPES:       # float32 and int8 run; others are refused by their first operator
+        raise TinyfuseError(f"input '{t.name}' {t} has element type {t.dtype}; supported: float32, int8")
+    if not t.shape or min(t.shape) <= 0:
+        raise TinyfuseError(f"input '{t.name}' has shape {list(t.shape)}; tinyfuse needs static, non-empty shapes")
+    v = Var(t.name, TensorType(t.shape, t.dtype))
+    check_size(v.ty, f"input '{t.name}'")
+    g.env[i] = v
+    return v
+
+
+def _convert_all(g: Graph, m, sg) -> None:
+    operators = fold_weights([_operator(m, g.tensors, op, k) for k, op in enumerate(sg.operators or [])])
+    if not operators:
+        raise TinyfuseError("the TFLite subgraph has no operators")
+    for op in operators:
+        convert_op(g, op)
+
+
+def _init_subgraph(m, data: bytes, index: int, states: StateTable) -> None:
+    """Convert CALL_ONCE's init subgraph ``index`` into the initial values of ``states``."""
+    if not 0 < index < len(m.subgraphs):
+        raise TinyfuseError(f"CALL_ONCE names subgraph {index}; the model has {len(m.subgraphs)}")
+    sg = m.subgraphs[index]
+    if sg.inputs is not None and len(sg.inputs):
+        raise TinyfuseError(f"the CALL_ONCE init subgraph {index} has inputs; TFLM calls it with none")
+    g = Graph([_tensor(m, data, t, i) for i, t in enumerate(sg.tensors or [])], states)
+    try:
+        _convert_all(g, m, sg)
+    except TinyfuseError as e:
+        raise TinyfuseError(f"init subgraph {index}: {e}") from None
 
 
 MULTI_OUTPUT = ("SPLIT", "SPLIT_V")    # converters that return one value per output, as a list
@@ -218,9 +247,19 @@ MIN_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD":
               "STRIDED_SLICE": 4, "SPLIT": 2, "SPLIT_V": 3, "GATHER": 2}
 
 
+EXTRA_TYPES = {"DEQUANTIZE": ("float16",), "QUANTIZE": ("uint8",)}   # beyond float32 and int8
+EXTRA_TYPES["UNIDIRECTIONAL_SEQUENCE_LSTM"] = EXTRA_TYPES["SVDF"] = ("int16",)   # int16 cell / activation state
+
+
 def convert_op(g: Graph, op: Op) -> None:
+    if op.name in EFFECTS:
+        max_version, fn = EFFECTS[op.name]
+        if op.version > max_version:
+            raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
+        fn(g, op)
+        return
     if op.name not in CONVERTERS:
-        raise op.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted(CONVERTERS))}")
+        raise op.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted({*CONVERTERS, *EFFECTS}))}")
     max_version, fn = CONVERTERS[op.name]
     if op.version > max_version:
         raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
@@ -229,7 +268,7 @@ def convert_op(g: Graph, op: Op) -> None:
     need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
     if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):
         raise op.error(f"expects {need} input tensors, got {sum(t is not None for t in op.inputs)}")
-    check_types(op, ("float32", "int8", "float16") if op.name == "DEQUANTIZE" else ("float32", "int8"))
+    check_types(op, ("float32", "int8", *EXTRA_TYPES.get(op.name, ())))
     try:
         y = fn(g, op)
     except TinyfuseError as e:

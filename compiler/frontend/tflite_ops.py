@@ -364,8 +364,11 @@ def convert_quantize(g: Graph, op: Op):
     ties-to-even rounding can differ from TFLM (double division, ties away from zero) by one step
     where x / scale lands on (or within an ulp of) a half."""
     x, out = op.inputs[0], op.outputs[0]
+    if out.dtype == "uint8" and is_int8(x) and out.quantized:    # a uint8 model output (microWakeWord)
+        return call("qnn.quantize", real(g, x, op), scale=out.q[0], zero_point=out.q[1], axis=1,
+                    out_dtype="uint8", span=op.span)
     if not is_int8(out):
-        raise op.error(f"QUANTIZE to {out.dtype} is not supported (int8 only)")
+        raise op.error(f"QUANTIZE to {out.dtype} is not supported (int8, and uint8 from int8)")
     return finish(real(g, x, op), op)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import TinyfuseError
 from ..ir import Constant, Expr, call
+from .tflite_state import StateTable
 from . import tflite_int8 as i8
 from .onnx import check_size, sanitize
 from .tflite_schema import S
@@ -40,6 +41,7 @@ class Tensor:
     zero_point: np.ndarray | None = None   # int64
     axis: int = 0
     data: np.ndarray | None = None         # constant value (numpy, dtype and shape of the tensor)
+    variable: bool = False                 # ``is_variable``: state that persists between invocations
 
     @property
     def quantized(self) -> bool:
@@ -79,6 +81,7 @@ class Op:
 
 
 CONVERTERS: dict[str, tuple[int, Callable]] = {}
+EFFECTS: dict[str, tuple[int, Callable]] = {}    # ops with no data input or output: state, CALL_ONCE
 
 
 def converter(*names: str, max_version: int):
@@ -91,17 +94,33 @@ def converter(*names: str, max_version: int):
     return deco
 
 
+def effect(*names: str, max_version: int):
+    """Register a converter of an op that only routes state (``tflite_ops_state.py``): it gets the
+    Graph and the Op unchecked (no data inputs or outputs needed) and returns nothing."""
+    def deco(fn):
+        for n in names:
+            EFFECTS[n] = (max_version, fn)
+        return fn
+    return deco
+
+
 # ----------------------------------------------------------------------------------------- the graph
 
 class Graph:
     """The IR value of every tensor (in TFLite layout and dtype) while the operators are converted."""
 
-    def __init__(self, tensors: list[Tensor]):
+    def __init__(self, tensors: list[Tensor], states: StateTable | None = None):
         self.tensors = tensors
         self.env: dict[int, Expr] = {}
+        self.states = states if states is not None else StateTable()
+        self.handles: dict[int, str] = {}      # VAR_HANDLE output tensor index → resource key
+        self.subgraph: Callable | None = None  # subgraph(index, states): converts another subgraph (CALL_ONCE)
 
     def value(self, t: Tensor) -> Expr:
-        """The tensor as it is: int8 stays int8, NHWC stays NHWC; constants become Constants."""
+        """The tensor as it is: int8 stays int8, NHWC stays NHWC; constants become Constants; a
+        variable tensor (``is_variable``) is its state's value at this point of the invocation."""
+        if t.variable:
+            return self.states.read(("tensor", t.index), t, None)
         if t.index in self.env:
             return self.env[t.index]
         if t.data is not None:
@@ -110,6 +129,15 @@ class Graph:
             return self.env[t.index]
         raise TinyfuseError(f"tensor {t.index} '{t.name}' {t} is read before any operator writes it "
                             "(operators not in execution order?)")
+
+    def assign_variable(self, t: Tensor, value: Expr, op: Op) -> None:
+        """Make ``value`` (shape and dtype of ``t``) the new state of variable tensor ``t``: what
+        later ``value(t)`` calls of this invocation return and what the next invocation starts from
+        (an op that updates its state tensor in place: UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF).
+        Raises ``op.error`` when ``t`` is not a variable tensor or the value does not fit it."""
+        if not t.variable:
+            raise op.error(f"tensor {t.index} '{t.name}' {t} is not a variable tensor; only state is assigned")
+        self.states.assign(("tensor", t.index), t, value, op)
 
     def set(self, t: Tensor, e: Expr, op: Op) -> None:
         if tuple(e.ty.shape) != t.shape or e.ty.dtype != t.dtype:

@@ -51,7 +51,7 @@ class Table:
         return f"<tflite {self._kind}>"
 
 
-_SKIP = ("Init", "GetRootAs")
+_SKIP = ("GetRootAs",)      # and "Init" itself (not InitSubgraphIndex, a field of CallOnceOptions)
 _AUX = ("Length", "AsNumpy", "IsNone", "BufferHasIdentifier")
 _FIELDS: dict[type, list[tuple[str, str]]] = {}
 
@@ -59,7 +59,7 @@ _FIELDS: dict[type, list[tuple[str, str]]] = {}
 def _fields(cls: type) -> list[tuple[str, str]]:
     """(accessor, kind) of every field of a flatc-generated table class; kind: value, vector, union."""
     if cls not in _FIELDS:
-        names = {n for n in vars(cls) if n[:1].isupper() and not n.startswith(_SKIP) and not n.endswith(_AUX)}
+        names = {n for n in vars(cls) if n[:1].isupper() and n != "Init" and not n.startswith(_SKIP) and not n.endswith(_AUX)}
         unions = {n for n in names if n + "Type" in names}
         kinds = []
         for n in sorted(names):

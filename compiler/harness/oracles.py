@@ -81,12 +81,14 @@ _TOO_SMALL = re.compile(r"Failed to (?:allocate|resize)|missing: (\d+)")
 _SOURCE_PREFIX = re.compile(r"^\S+\.(?:cc|h|cpp)(?::\d+)?\s+")   # "tensorflow/lite/.../conv_common.cc "
 
 
-def _tflm_attempt(tflite_path, arena: int, tmp: Path, n_outputs: int, timeout: float):
+def _tflm_attempt(tflite_path, arena: int, tmp: Path, n_outputs: int, timeout: float, frames: int = 0):
     """One TFLM run with ``arena`` bytes: the outputs, or the number of bytes to try next when the
-    arena was too small (at least double, or more than what TFLM said was missing)."""
+    arena was too small (at least double, or more than what TFLM said was missing). ``frames``: the
+    inputs hold that many consecutive frames (tflm_worker.py)."""
     worker = Path(__file__).with_name("tflm_worker.py")
     proc = subprocess.run([sys.executable, str(worker), str(tflite_path), str(arena), str(tmp / "x.npz"),
-                           str(tmp / "y.npz"), str(n_outputs)], capture_output=True, text=True, timeout=timeout)
+                           str(tmp / "y.npz"), str(n_outputs), *([str(frames)] if frames else [])],
+                          capture_output=True, text=True, timeout=timeout)
     if proc.returncode == 0:
         with np.load(tmp / "y.npz") as y:
             return [y[f"y{i}"] for i in range(n_outputs)]
@@ -99,13 +101,15 @@ def _tflm_attempt(tflite_path, arena: int, tmp: Path, n_outputs: int, timeout: f
 
 
 def tflm_outputs(tflite_path, inputs, n_outputs: int = 1, arena_hint: int = 0,
-                 timeout: float = 600) -> list[np.ndarray]:
+                 timeout: float = 600, frames: int = 0) -> list[np.ndarray]:
     """TFLite Micro's outputs of the .tflite file ``tflite_path`` for ``inputs`` (in input order).
 
     The arena starts at ``max(arena_hint, 64 KiB)`` bytes (callers pass twice tinyfuse's own arena)
     and grows (at least doubling) until TFLM allocates its tensors, up to 1 GiB. Raises OracleUnavailable
     when tflite-micro is missing, refuses the model (hybrid model, unknown or custom op), crashes,
-    or needs more than 1 GiB.
+    or needs more than 1 GiB. ``frames`` > 0: every input holds that many consecutive frames along a
+    new first axis, invoked in order by one interpreter (its variables persist, as in a streaming
+    firmware); every output then stacks the frames' outputs.
     """
     if importlib.util.find_spec("tflite_micro") is None:
         raise OracleUnavailable("the tflite-micro package is not installed (pip install tflite-micro)")
@@ -113,7 +117,7 @@ def tflm_outputs(tflite_path, inputs, n_outputs: int = 1, arena_hint: int = 0,
     with tempfile.TemporaryDirectory(prefix="tinyfuse_tflm_") as tmp:
         np.savez(Path(tmp) / "x.npz", **{f"x{i}": np.ascontiguousarray(x) for i, x in enumerate(inputs)})
         while arena <= TFLM_MAX_ARENA:
-            got = _tflm_attempt(tflite_path, arena, Path(tmp), n_outputs, timeout)
+            got = _tflm_attempt(tflite_path, arena, Path(tmp), n_outputs, timeout, frames)
             if not isinstance(got, int):
                 return got
             arena = got

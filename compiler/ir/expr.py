@@ -110,9 +110,36 @@ class IRModule:
     name: str
     output_names: tuple[str, ...]
     io_quant: tuple = ((), ())
+    states: tuple["State", ...] = ()
 
     def with_main(self, main: Function) -> "IRModule":
-        return IRModule(main, self.name, self.output_names, self.io_quant)
+        return IRModule(main, self.name, self.output_names, self.io_quant, self.states)
+
+
+@dataclass(frozen=True, eq=False)
+class State:
+    """Persistent model state (a TFLite resource or variable tensor, an RNN's hidden state): a value
+    that survives between two runs of the model.
+
+    A stateful module's ``main`` carries state functionally, so reads and writes keep their program
+    order by construction: state ``k`` of ``IRModule.states`` (n of them) is the parameter
+    ``main.params[len(params) - n + k]`` (its value when the run starts) and the output
+    ``main.outputs[len(outputs) - n + k]`` (its value when the run ends, stored back after every
+    kernel ran). ``init`` is the value ``<name>_reset`` writes (numpy, ``shape`` and ``dtype``); None
+    means every byte ``fill`` (TFLM's ResetVariableTensors: an int8 tensor's zero point, else 0).
+    ``ring_step`` is set by the ring_buffer pass (passes/ring_buffer.py).
+    """
+
+    name: str                      # C identifier, unique in the model
+    shape: tuple[int, ...]
+    dtype: str                     # numpy name
+    init: np.ndarray | None = None
+    fill: int = 0                  # the byte value of a reset without ``init``
+    ring_step: int = 0             # > 0: a ring buffer whose window moves by this many bytes a frame
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
 
 def post_order(roots) -> list[Expr]:

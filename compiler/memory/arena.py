@@ -58,15 +58,18 @@ def view_offsets(func: Function) -> dict[int, int]:
 
 
 def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=None,
-                 cache: dict | None = None) -> tuple[KernelGraph, list[Call]]:
+                 cache: dict | None = None, external: frozenset = frozenset()) -> tuple[KernelGraph, list[Call]]:
     """The KernelGraph of a fused main function (nodes in IR post-order) and the calls behind its
     nodes. ``scratch``: id(call) -> scratch bytes of its normal kernel (0 if absent); ``cost`` and
-    ``cache`` (the compilation's in-place proof cache): see ``inplace.options``."""
+    ``cache`` (the compilation's in-place proof cache): see ``inplace.options``. ``external``: ids
+    of parameters and kernel calls whose values live outside the arena (a stateful model's state and
+    ring windows, memory/state.py): they take no arena bytes and no kernel writes over them in place."""
     root: dict[int, str] = {}
     sizes: dict[str, int] = {}
     for i, p in enumerate(func.params):
         root[id(p)] = f"v{i}"
-        sizes[f"v{i}"] = p.ty.nbytes
+        sizes[f"v{i}"] = 0 if id(p) in external else p.ty.nbytes
+    outside = {root[i] for i in external if i in root}
     calls: list[Call] = []
     nodes: list[Node] = []
     shifted = view_offsets(func)
@@ -74,12 +77,15 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
         if isinstance(node, Call) and isinstance(node.op, Function):
             v = f"v{len(sizes)}"
             root[id(node)] = v
-            sizes[v] = node.ty.nbytes
+            sizes[v] = 0 if id(node) in external else node.ty.nbytes
+            if id(node) in external:
+                outside.add(v)
             est = node.op.attrs.get("poly", {}).get("scratch", 0)     # fused chains: their line buffers
             sb = (scratch or {}).get(id(node), est)
             opts = [] if node.op.attrs.get("poly") else inplace_options(node.op, cost, cache=cache)
             opts += [replace(o, scratch=sb) for o in node.op.attrs.get("poly_inplace", [])]   # same kernel
-            opts = [o for o in opts if not shifted.get(id(node.args[o.arg]))]   # in place: same start only
+            opts = [o for o in opts if not shifted.get(id(node.args[o.arg]))   # in place: same start only
+                    and root[id(node.args[o.arg])] not in outside]
             nodes.append(Node(node.op.attrs.get("name", "kernel"), [root[id(a)] for a in node.args], v,
                               sb, list(opts), node))
             calls.append(node)
@@ -91,16 +97,17 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
 
 
 def plan_arena(func: Function, lower: Callable, options, inplace: bool = True, cost=None,
-               dry_run: bool = True) -> ArenaPlan:
+               dry_run: bool = True, external: frozenset = frozenset()) -> ArenaPlan:
     """``lower(fn, name, dry, option)`` lowers a group (``option``: an InPlace or None; ``dry``: a
     trial whose constants must go to a throwaway pool). ``options`` (a CompileOptions): the planner,
     the alignment (bytes) and the compilation's in-place proof cache. ``dry_run`` False: the normal
-    kernels need no scratch (portable kernels), so skip the trial lowering that measures it."""
+    kernels need no scratch (portable kernels), so skip the trial lowering that measures it.
+    ``external``: see :func:`kernel_graph`."""
     planner, alignment, cache = options.planner, options.alignment, options.context.inplace_options
-    g0, calls0 = kernel_graph(func, cache=cache)
+    g0, calls0 = kernel_graph(func, cache=cache, external=external)
     scratch = {id(c): lower(c.op, f"dry{i}", True, None).scratch_bytes for i, c in enumerate(calls0)
                if dry_run or c.op.attrs.get("poly")}
-    g, calls = kernel_graph(func, scratch, cost, cache)
+    g, calls = kernel_graph(func, scratch, cost, cache, external)
     options = [n.inplace for n in g.nodes]
     for n in g.nodes:
         n.inplace = []

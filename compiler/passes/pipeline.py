@@ -27,6 +27,7 @@ from .fuse_horizontal import fuse_horizontal
 from .fuse_ops import fuse_ops, wrap_kernels
 from .legalize_qdq import legalize_qdq
 from .poly_fuse import poly_fuse
+from .ring_buffer import ring_buffer
 
 
 def _without_options(pass_fn, **kwargs):
@@ -58,6 +59,7 @@ PASSES = [
     ("wrap_kernels", _without_options(wrap_kernels)),            # ops left outside a group: one Function each
     ("check_overflow", _without_options(check_overflow)),        # int32 accumulators in range, else a warning
     ("poly_fuse", _poly_fuse),                                   # conv groups → line-buffered chains (arena)
+    ("ring_buffer", _without_options(ring_buffer)),              # state shifts → ring buffers (stateful models)
 ]
 ALWAYS_RUN = frozenset({"wrap_kernels"})
 PASS_NAMES = sorted({n for n, _ in PASSES} - ALWAYS_RUN)

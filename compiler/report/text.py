@@ -36,6 +36,7 @@ def totals_table(rows: list[dict], s: dict) -> str:
     body = [["kernels", s["kernel_count"]], ["MACs", s["macs"]],
             ["weights (flash)", f"{s['weights_bytes']} B"],
             ["arena (RAM: I/O + activations + scratch)", f"{s['arena_bytes']} B"],
+            *([["state (RAM, persistent between frames)", f"{s['state_bytes']} B"]] if s.get("state_bytes") else []),
             ["live-bytes lower bound", f"{s['lower_bound']} B"],
             ["without in-place reuse", f"{s['bound_no_inplace']} B" if s["bound_no_inplace"] is not None else "-"],
             ["naive (no reuse)", f"{s['naive_bytes']} B"],

@@ -42,6 +42,9 @@ PARAM_SLOTS = {
     "ConvInteger": (1, 2, 3), "MatMulInteger": (1, 2, 3), "Dropout": (1, 2),
 }
 PARAM_SLOTS.update({"Gather": (1,), "Expand": (1,), "Tile": (1,), "PRelu": (1,), "Where": (0,)})  # opsmisc
+PARAM_SLOTS.update({"LSTM": (1, 2, 3, 4, 7), "GRU": (1, 2, 3, 4)})  # rnn: W, R, B, sequence_lens, P
+# op types run beside node_tests.CNN_OPS (the mcu preset's default list)
+EXTRA_OPS = ["LSTM", "GRU"]
 
 
 def freeze_params(model: onnx.ModelProto, inputs: list[np.ndarray]) -> tuple[onnx.ModelProto, list[np.ndarray]]:
@@ -110,7 +113,7 @@ def run_cases(kinds=("node", "pytorch-converted"), include=(), verbose=True, jso
     import json
     nt = node_tests()
     tmp_json = json_out or tempfile.mktemp(suffix=".json")
-    nt.run_suite(run, preset="mcu", kinds=kinds, include=include, cache_dir=str(CACHE_DIR),
+    nt.run_suite(run, ops=nt.CNN_OPS + EXTRA_OPS, preset="mcu", kinds=kinds, include=include, cache_dir=str(CACHE_DIR),
                  verbose=verbose, json_out=tmp_json)
     with open(tmp_json) as f:
         return json.load(f)

@@ -1,0 +1,62 @@
+"""nn.lstm / nn.gru → one hand-written kernel (codegen_templates/recurrent/ref.c.j2): for each
+direction and batch row, a loop over the time steps; per step the gate pre-activations (one dot
+product of W with x_t and of R with h per gate row) go to 4·H floats of scratch, then the state
+update (formulas: compiler/ops/recurrent.py). The kernel reads every operand through its name, a
+constant array or a parameter, so weights may be constants or runtime inputs."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..codegen.templates import c_literal, template
+from ..errors import TinyfuseError
+from ..ir import Constant
+from ..ops.recurrent_int8 import SIGMOID_TABLE_Q16
+from .kernel import Kernel
+from .registry import lowering
+
+
+@lowering("nn.lstm", "nn.gru")
+def lower_recurrent(fn, anchor, epi, pool, name) -> Kernel:
+    lstm = anchor.op == "nn.lstm"
+    names = [pool.ref(a) if isinstance(a, Constant) else epi.param_names[id(a)] for a in anchor.args]
+    x, w = anchor.args[0].ty.shape, anchor.args[1].ty.shape
+    t_len, batch, inp = x
+    dirs, hidden = w[0], anchor.attrs["hidden_size"]
+    gates = 4 if lstm else 3
+    direction = anchor.attrs["direction"]
+    backwards = {"forward": "0", "reverse": "1", "bidirectional": "d == 1"}[direction]
+    clip, cell_clip = float(anchor.attrs["clip"]), float(anchor.attrs.get("cell_clip", 0.0))
+    ops = dict(zip(("x", "w", "r", "bias", "h0", "c0", "p"), names))
+    loops = template("recurrent/ref.c.j2").render(
+        lstm=lstm, T=t_len, B=batch, I=inp, H=hidden, D=dirs, G=gates, backwards=backwards, clip=clip,
+        clip_c=c_literal(clip), cell_clip=cell_clip, cell_clip_c=c_literal(cell_clip),
+        linear_before_reset=anchor.attrs.get("linear_before_reset", 0), **ops)
+    macs = t_len * batch * dirs * gates * hidden * (inp + hidden)
+    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], macs=macs,
+                  scratch_bytes=4 * hidden * 4)
+
+
+@lowering("qnn.lstm")
+def lower_qlstm(fn, anchor, epi, pool, name) -> Kernel:
+    """TFLM's int8 LSTM (codegen_templates/recurrent/qlstm.c.j2; arithmetic: ops/recurrent_int8.py)."""
+    a = anchor.attrs
+    names = [None if k == 3 else pool.ref(x) if isinstance(x, Constant) else epi.param_names[id(x)]
+             for k, x in enumerate(anchor.args)]                  # the bias is emitted folded, below
+    t_len, batch, inp = anchor.args[0].ty.shape
+    hidden = anchor.args[1].ty.shape[1]
+    w, r, bias = anchor.args[1:4]
+    if not all(isinstance(e, Constant) for e in (w, r, bias)):
+        raise TinyfuseError("qnn.lstm: the weights and bias must be constants (the zero points are folded in)")
+    folded = bias.value.astype(np.int64) - a["x_zp"] * w.value.astype(np.int64).sum(axis=2)
+    rec = -a["h_zp"] * r.value.astype(np.int64).sum(axis=2)
+    names[3] = pool.ref(folded.astype(np.int32), key=("qnn.lstm bias", id(anchor)))
+    rec_bias = pool.ref(rec.astype(np.int32), key=("qnn.lstm rec_bias", id(anchor)))
+    vec = {k: pool.ref(np.asarray(a[k], np.int32), key=("qnn.lstm", id(anchor), k))
+           for k in ("in_m", "in_s", "rec_m", "rec_s")}
+    tab = pool.ref(SIGMOID_TABLE_Q16.astype(np.int32), key="tflite sigmoid_table_uint16")
+    loops = template("recurrent/qlstm.c.j2").render(
+        T=t_len, B=batch, I=inp, H=hidden, tab=tab, rec_bias=rec_bias, **dict(zip(("x", "w", "r", "bias", "h0", "c0"), names)), **vec,
+        **{k: a[k] for k in ("x_zp", "h_zp", "fc_m", "fc_s", "ig_m", "ig_s", "h_m", "h_s", "cell_clip",
+                             "cell_mul", "cell_shift")})
+    return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], macs=t_len * batch * 4 * hidden * (inp + hidden),
+                  scratch_bytes=4 * hidden * 2)
