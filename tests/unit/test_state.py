@@ -18,8 +18,7 @@ from tests.conftest import shared_or_skip
 
 def _frames(mod, frames):
     """The IR interpreter frame by frame, the state outputs fed back as the next frame's state."""
-    from tinyfuse.harness.frames import initial_state
-    state, outs = [initial_state(s) for s in mod.states], []
+    state, outs = [s.initial() for s in mod.states], []
     for x in frames:
         got = run_module(mod, [x, *state])
         n = len(got) - len(state)
