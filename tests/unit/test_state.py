@@ -111,3 +111,14 @@ def test_ring_buffer_pass_on_okay_nabu_copies_less_and_shrinks_the_arena():
     assert after["total"] < before["total"] / 5
     assert ring.arena_bytes < shift.arena_bytes
     assert "memmove(" in ring.files["okay_nabu.c"] and "memmove(" not in shift.files["okay_nabu.c"]
+
+
+def test_state_errors_are_one_line_and_name_the_operator():
+    g, x, v = _graph_with_variable()
+    bad = Tensor(2, "b", (1, 0), "float32", variable=True)
+    with pytest.raises(TinyfuseError, match=r"state 'b' is \[1, 0\] float32"):
+        g.value(bad)
+    from tinyfuse.frontend.tflite_ops_state import convert_read_variable
+    op = Op(3, "READ_VARIABLE", 1, None, [Tensor(5, "h", (), "RESOURCE")], [x])
+    with pytest.raises(TinyfuseError, match=r"operator 3 \(READ_VARIABLE v1.*not a VAR_HANDLE output"):
+        convert_read_variable(g, op)
