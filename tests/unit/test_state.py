@@ -109,6 +109,7 @@ def test_ring_buffer_pass_on_okay_nabu_copies_less_and_shrinks_the_arena():
     before, after = copied_per_frame(shift.states, shift.steps), copied_per_frame(ring.states, ring.steps)
     assert before["total"] == 3472 + 3880                 # store back every state + the six concatenations
     assert after["total"] < before["total"] / 5
+    assert after["ring_append"] == 0 and after["store_back"] == 80     # convs write into the windows
     assert ring.arena_bytes < shift.arena_bytes
     assert "memmove(" in ring.files["okay_nabu.c"] and "memmove(" not in shift.files["okay_nabu.c"]
 
