@@ -261,7 +261,10 @@ def cmd_run(args) -> int:
     """Compile, build, run, compare with the oracle (harness/verdict.py); exit 1 on a mismatch."""
     target = get_target(args.target)
     result = _compile(args)
-    if args.frames:
+    if args.frames or result.states:            # a stateful model runs frames from its reset state
+        if args.per_layer and result.states:
+            raise TinyfuseError("--per-layer traces one stateless inference; this model keeps state "
+                                "(use --frames N)")
         return _run_frames(args, target, result)
     inputs = load_inputs(args.input, result.inputs, args.seed)
     outs, board = _build_and_run(result, target, inputs, args.keep)
@@ -291,7 +294,7 @@ def cmd_run(args) -> int:
 def _run_frames(args, target, result) -> int:
     """``run --frames N``: every frame against the oracle (harness/frames.py); exit 1 on a mismatch."""
     from .harness.frames import frame_inputs, frames_text, run_frames
-    frames = frame_inputs(args.input, result.inputs, args.frames, args.seed)
+    frames = frame_inputs(args.input, result.inputs, max(args.frames, 1), args.seed)
     from .driver import stateful_pairs
     pairs = stateful_pairs(args.stateful) if args.stateful else ()
     summary = {"tinyfuse_version": __version__, **run_frames(args.model, result, target, frames, args.keep, pairs)}

@@ -73,7 +73,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         "inputs": _io_json(result.inputs, in_q), "outputs": _io_json(result.outputs, out_q),
         "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "in_offsets": s.in_offsets,
                      "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes, "variant": s.kernel.variant,
-                     **({"in_bases": s.in_bases} if result.states else {})}
+                     **({"in_bases": s.in_bases, "out_base": s.out_base} if result.states else {})}
                     for s in result.steps],
         "buffers": [{"name": b.name, "size": b.size, "first": b.first, "last": b.last,
                      "offset": result.plan.offsets[b.name]} for b in result.buffers],

@@ -247,8 +247,9 @@ MIN_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD":
               "STRIDED_SLICE": 4, "SPLIT": 2, "SPLIT_V": 3, "GATHER": 2}
 
 
-EXTRA_TYPES = {"DEQUANTIZE": ("float16",), "QUANTIZE": ("uint8",)}   # beyond float32 and int8
-EXTRA_TYPES["UNIDIRECTIONAL_SEQUENCE_LSTM"] = EXTRA_TYPES["SVDF"] = ("int16",)   # int16 cell / activation state
+# beyond float32 and int8: fp16 weights, a uint8 model output, the int16 state of TFLM's int8 LSTM / SVDF
+EXTRA_TYPES = {"DEQUANTIZE": ("float16",), "QUANTIZE": ("uint8",), "UNIDIRECTIONAL_SEQUENCE_LSTM": ("int16",),
+               "SVDF": ("int16",)}
 
 
 def convert_op(g: Graph, op: Op) -> None:

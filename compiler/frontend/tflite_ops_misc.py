@@ -16,8 +16,8 @@ from .tflite_registry import Graph, Op, Tensor, constant, converter, is_int8, re
 
 def _same_q(op: Op, x: Tensor, outs) -> None:
     for t in outs:
-        if is_int8(x) and (t.q[1] != x.q[1] or np.float32(t.q[0]) != np.float32(x.q[0])):
-            raise op.error(f"int8 output '{t.name}' {t.q} is quantized unlike the input {x.q}; "
+        if is_int8(x) and (not t.quantized or t.q[1] != x.q[1] or np.float32(t.q[0]) != np.float32(x.q[0])):
+            raise op.error(f"int8 output '{t.name}' {t.q if t.quantized else t} is quantized unlike the input {x.q}; "
                            "TFLM copies the bytes and needs them equal")
 
 

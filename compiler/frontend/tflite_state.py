@@ -25,6 +25,9 @@ from ..ir import Constant, Expr, State, TensorType, Var
 from .onnx import sanitize
 
 
+STATE_TYPES = ("float32", "int8", "int16", "int32")
+
+
 @dataclass
 class _Slot:
     name: str
@@ -41,8 +44,12 @@ class StateTable:
         self.slots: dict[tuple, _Slot] = {}
         self.initializing = False      # True while the CALL_ONCE init subgraph is converted
 
-    def _slot(self, key: tuple, name: str, shape, dtype: str, fill: int) -> _Slot:
+    def _slot(self, key: tuple, name: str, shape, dtype: str, fill: int, op=None) -> _Slot:
         if key not in self.slots:
+            if dtype not in STATE_TYPES or any(int(d) <= 0 for d in shape):
+                problem = (f"state '{name}' is {list(shape)} {dtype}; tinyfuse keeps static, non-empty "
+                           f"{', '.join(STATE_TYPES)} state")
+                raise op.error(problem) if op is not None else TinyfuseError(problem)
             taken = {s.name for s in self.slots.values()}
             base = name = sanitize(name) or "state"
             k = 1
@@ -65,7 +72,7 @@ class StateTable:
 
     def read(self, key: tuple, t, op) -> Expr:
         """The value of state ``key`` read into tensor ``t`` (its shape and dtype)."""
-        slot = self._slot(key, _name(key, t), t.shape, t.dtype, self._fill(t))
+        slot = self._slot(key, _name(key, t), t.shape, t.dtype, self._fill(t), op)
         self._check(slot, t.shape, t.dtype, f"tensor '{t.name}'", op)
         if self.initializing:
             if slot.init is None:
@@ -75,7 +82,7 @@ class StateTable:
 
     def assign(self, key: tuple, t, value: Expr, op) -> None:
         """Make ``value`` (held by tensor ``t``) the state's value from here on."""
-        slot = self._slot(key, _name(key, t), t.shape, t.dtype, self._fill(t))
+        slot = self._slot(key, _name(key, t), t.shape, t.dtype, self._fill(t), op)
         self._check(slot, value.ty.shape, value.ty.dtype, f"the value assigned from '{t.name}'", op)
         if not self.initializing:
             slot.value = value

@@ -20,20 +20,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TinyfuseError
-from ..ir import State
 from .inputs import _arrays, _check_values, random_inputs
 from .oracles import TFLM, OracleUnavailable, oracle_name, tflm_outputs
 from .verdict import FLOAT_RTOL
 
 MAX_FRAMES = 100_000
-
-
-def initial_state(state: State) -> np.ndarray:
-    """The value ``<name>_reset`` gives ``state`` (its init, or every byte its fill)."""
-    if state.init is not None:
-        return np.asarray(state.init, state.dtype).reshape(state.shape)
-    raw = np.full(state.nbytes, state.fill, np.uint8)
-    return raw.view(state.dtype).reshape(state.shape)
 
 
 def frame_inputs(path: str | None, infos, n: int, seed: int) -> list[list[np.ndarray]]:
@@ -68,7 +59,7 @@ def numpy_frames(result, frames) -> list[list[np.ndarray]]:
     from ..ir.interpreter import run_module
     mod = result.module
     n_states = len(mod.states)
-    state = [initial_state(s) for s in mod.states]
+    state = [s.initial() for s in mod.states]
     outs = []
     for frame in frames:
         got = run_module(mod, [*frame, *state])

@@ -162,6 +162,9 @@ def model_oracle(model_path, result, inputs) -> tuple[str, list[np.ndarray], str
 
 
 def numpy_outputs(result, inputs) -> list[np.ndarray]:
-    """tinyfuse's own reference: the compiled IR evaluated in numpy (fixed-point exact for int8)."""
+    """tinyfuse's own reference: the compiled IR evaluated in numpy (fixed-point exact for int8); a
+    stateful model runs one frame from its reset state (its model outputs only)."""
     from ..ir.interpreter import run_module
-    return run_module(result.module, inputs)
+    states = result.module.states
+    outs = run_module(result.module, [*inputs, *(s.initial() for s in states)])
+    return outs[:len(outs) - len(states)]

@@ -141,6 +141,12 @@ class State:
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
+    def initial(self) -> np.ndarray:
+        """The value ``<name>_reset`` gives the state (``init``, or every byte ``fill``)."""
+        if self.init is not None:
+            return np.asarray(self.init, self.dtype).reshape(self.shape)
+        return np.full(self.nbytes, self.fill, np.uint8).view(self.dtype).reshape(self.shape)
+
 
 def post_order(roots) -> list[Expr]:
     """All expressions reachable from ``roots`` (an Expr or a list), each once, operands first."""

@@ -85,7 +85,7 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
             opts = [] if node.op.attrs.get("poly") else inplace_options(node.op, cost, cache=cache)
             opts += [replace(o, scratch=sb) for o in node.op.attrs.get("poly_inplace", [])]   # same kernel
             opts = [o for o in opts if not shifted.get(id(node.args[o.arg]))   # in place: same start only
-                    and root[id(node.args[o.arg])] not in outside]
+                    and root[id(node.args[o.arg])] not in outside and v not in outside]
             nodes.append(Node(node.op.attrs.get("name", "kernel"), [root[id(a)] for a in node.args], v,
                               sb, list(opts), node))
             calls.append(node)

@@ -13,13 +13,15 @@ Layout (``<NAME>_STATE_SIZE`` bytes, every part at a multiple of ``ARENA_ALIGN``
 Where a kernel finds a value (:func:`locator`): a state parameter (and its views) in the state
 region, read in place (a plain state is stored back only after the last kernel: no kernel sees
 a state written in the same frame); a ring's concatenation (and its views) in the ring's window
-``rw<i>``; everything else in the arena.
+``rw<i>``; the new bytes x of a ring, when a kernel computes them for the concatenation alone, in
+the window right behind the state (its kernel writes them there: nothing is copied); everything
+else in the arena.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Call, Function, IRModule
+from ..ir import Call, Function, IRModule, post_order
 from ..targets import ARENA_ALIGN
 
 
@@ -68,6 +70,27 @@ def state_split(mod: IRModule):
     return params, outs, rings
 
 
+def _roots(exprs) -> set[int]:
+    return {i for e in exprs for i in (id(e), id(_root(e)))}
+
+
+def appended_in_place(mod: IRModule) -> dict[int, Call]:
+    """Ring index -> its new bytes x when x is a kernel's output read by the concatenation alone
+    and no model output: that kernel writes x into the window (no arena bytes, no copy)."""
+    _, _, rings = state_split(mod)
+    if not rings:
+        return {}
+    uses: dict[int, int] = {}
+    for node in post_order(mod.main.body):
+        if isinstance(node, Call):
+            for a in node.args:
+                uses[id(a)] = uses.get(id(a), 0) + 1
+    outputs = _roots(mod.main.outputs)
+    return {k: c.args[1] for k, c in rings.items()
+            if isinstance(c.args[1], Call) and isinstance(c.args[1].op, Function)
+            and uses.get(id(c.args[1])) == 1 and id(c.args[1]) not in outputs}
+
+
 def layout_states(mod: IRModule, offset, ref) -> list[StateInfo]:
     """The StateInfo of every state (module doc). ``offset(value)``: its arena byte offset;
     ``ref(array, key)``: the weights array name of an init value."""
@@ -97,6 +120,7 @@ def locator(mod: IRModule, offset, states: list[StateInfo]):
     params, _, rings = state_split(mod)
     home = {id(p): (p, "st", s.offset) for p, s in zip(params, states)}
     home |= {id(c): (c, f"rw{states[k].head}", 0) for k, c in rings.items()}
+    home |= {id(x): (x, f"rw{states[k].head}", states[k].nbytes) for k, x in appended_in_place(mod).items()}
 
     def where(e):
         root = _root(e)
@@ -110,18 +134,20 @@ def locator(mod: IRModule, offset, states: list[StateInfo]):
 def external_values(mod: IRModule) -> frozenset:
     """ids of the values that take no arena bytes: state parameters and ring concatenations."""
     params, _, rings = state_split(mod)
-    return frozenset(map(id, [*params, *rings.values()]))
+    return frozenset(map(id, [*params, *rings.values(), *appended_in_place(mod).values()]))
 
 
 def ring_copies(mod: IRModule, where, states: list[StateInfo]) -> dict[int, str]:
     """id(ring concatenation call) -> the C statement that replaces its kernel: the copy of the
     frame's new bytes behind the state in the window."""
     _, _, rings = state_split(mod)
+    direct = appended_in_place(mod)
     out = {}
     for k, c in rings.items():
         x, s = c.args[1], states[k]
         base, off = where(x)
-        out[id(c)] = f"memcpy(rw{s.head} + {s.nbytes}, {base} + {off}, {s.ring_step});"
+        out[id(c)] = (f"/* rw{s.head} + {s.nbytes}: written there by its producer */" if k in direct else
+                      f"memcpy(rw{s.head} + {s.nbytes}, {base} + {off}, {s.ring_step});")
     return out
 
 
@@ -130,13 +156,15 @@ def copied_per_frame(states: list[StateInfo], steps) -> dict[str, float]:
 
     - ``store_back``: plain states copied from the arena into the state region;
     - ``concat``: the output bytes of concatenation kernels that read a state (the shift's copy);
-    - ``ring_append``: the new bytes copied behind each ring buffer's state;
+    - ``ring_append``: the new bytes copied behind a ring buffer's state (0 where their kernel
+      writes them there);
     - ``ring_compaction``: the ring buffers' ``memmove`` averaged over its period;
     - ``total``: their sum. ``steps``: the compiled ``driver.Step`` list."""
     out = {"store_back": 0.0, "concat": 0.0, "ring_append": 0.0, "ring_compaction": 0.0}
+    appends = " ".join(t.copy for t in steps if t.copy)
     for s in states:
         if s.ring_step:
-            out["ring_append"] += s.ring_step
+            out["ring_append"] += s.ring_step if f"memcpy(rw{s.head} +" in appends else 0
             out["ring_compaction"] += s.nbytes / ((s.capacity - s.window) // s.ring_step + 1)
         else:
             out["store_back"] += s.nbytes

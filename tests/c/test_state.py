@@ -114,3 +114,5 @@ def test_cli_run_frames(tmp_path, capsys):
     assert cli_main(["run", str(path), "--frames", "12", "--input", str(tmp_path / "frames.npy")]) == 0
     out = capsys.readouterr().out
     assert "12/12 frames byte-identical to TFLite Micro on host" in out and "MATCH" in out
+    assert cli_main(["run", str(path)]) == 0                  # without --frames: one frame from reset
+    assert "1/1 frames byte-identical to TFLite Micro" in capsys.readouterr().out

@@ -18,8 +18,7 @@ from tests.conftest import shared_or_skip
 
 def _frames(mod, frames):
     """The IR interpreter frame by frame, the state outputs fed back as the next frame's state."""
-    from tinyfuse.harness.frames import initial_state
-    state, outs = [initial_state(s) for s in mod.states], []
+    state, outs = [s.initial() for s in mod.states], []
     for x in frames:
         got = run_module(mod, [x, *state])
         n = len(got) - len(state)
@@ -110,5 +109,17 @@ def test_ring_buffer_pass_on_okay_nabu_copies_less_and_shrinks_the_arena():
     before, after = copied_per_frame(shift.states, shift.steps), copied_per_frame(ring.states, ring.steps)
     assert before["total"] == 3472 + 3880                 # store back every state + the six concatenations
     assert after["total"] < before["total"] / 5
+    assert after["ring_append"] == 0 and after["store_back"] == 80     # convs write into the windows
     assert ring.arena_bytes < shift.arena_bytes
     assert "memmove(" in ring.files["okay_nabu.c"] and "memmove(" not in shift.files["okay_nabu.c"]
+
+
+def test_state_errors_are_one_line_and_name_the_operator():
+    g, x, v = _graph_with_variable()
+    bad = Tensor(2, "b", (1, 0), "float32", variable=True)
+    with pytest.raises(TinyfuseError, match=r"state 'b' is \[1, 0\] float32"):
+        g.value(bad)
+    from tinyfuse.frontend.tflite_ops_state import convert_read_variable
+    op = Op(3, "READ_VARIABLE", 1, None, [Tensor(5, "h", (), "RESOURCE")], [x])
+    with pytest.raises(TinyfuseError, match=r"operator 3 \(READ_VARIABLE v1.*not a VAR_HANDLE output"):
+        convert_read_variable(g, op)
