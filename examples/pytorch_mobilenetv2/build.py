@@ -11,7 +11,8 @@ Runs in a scratch venv OUTSIDE the project (torch, torchvision, onnx, optionally
 
 Writes <out>/mobilenetv2_<width>_<size>.onnx, _float.tflite, _int8.tflite (int8: PT2E static
 quantization, per-channel weights, calibrated on ``--calib`` seeded uniform random images in [0, 1))
-and <out>/calib.npy (those images, NCHW float32). The files are several MB: never commit them.
+and <out>/calib.npy (those images, NCHW float32); with ``--nhwc-input`` also _nhwc_float/_nhwc_int8
+.tflite, the same network behind an NHWC input (no leading TRANSPOSE: the reference for fusing it). The files are several MB: never commit them.
 measure.py (in the project venv) compiles them and writes the arena table.
 """
 from __future__ import annotations
@@ -34,6 +35,18 @@ def build_model(width: float, seed: int) -> torch.nn.Module:
                 m.running_mean.uniform_(-0.1, 0.1)
                 m.running_var.uniform_(0.5, 1.5)
     return model.eval()
+
+
+class NHWCInput(torch.nn.Module):
+    """The model behind a permute of an NHWC input: what the graph would be with the input transpose
+    fused away (a reference row for measure.py, not a different network)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x.permute(0, 3, 1, 2))
 
 
 def export_onnx(model, x: torch.Tensor, path: Path) -> None:
@@ -72,6 +85,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--calib", type=int, default=16)
     ap.add_argument("--no-tflite", action="store_true", help="ONNX only")
+    ap.add_argument("--nhwc-input", action="store_true",
+                    help="also the .tflite of the model behind an NHWC input permute (no input TRANSPOSE)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     model = build_model(args.width, args.seed)
@@ -84,6 +99,11 @@ def main() -> None:
     print("wrote", stem.with_suffix(".onnx"))
     if not args.no_tflite:
         for p in export_tflite(model, x, calib, stem):
+            print("wrote", p)
+    if args.nhwc_input and not args.no_tflite:
+        nhwc = np.ascontiguousarray(calib.transpose(0, 2, 3, 1))
+        for p in export_tflite(NHWCInput(model).eval(), torch.from_numpy(nhwc[:1]), nhwc,
+                               stem.with_name(stem.name + "_nhwc")):
             print("wrote", p)
 
 
