@@ -47,3 +47,25 @@ CASES = {   # name: (model, folds)
     "avgpool-own-pads-excluded": (_case(HW, None, AVGP_PADDED, {}), False),
     "avgpool-value-not-zero": (_case(HW, 1.5, AVGP, {}), False),
 }
+
+
+def qdq_pad_conv(seed: int = 0, pads_hw=((0, 1), (1, 1)), value: float = 0.0, x_shape=(1, 10, 11, 4)):
+    """int8 QDQ twin of a PyTorch-style explicit pad: int8 NHWC input → Transpose (NCHW) → DQ → Pad
+    (``value``, H and W) → Q (the same q) → DQ → 3x3/2 Conv (no pads of its own, per-channel weights)
+    → Relu → Q → Transpose (NHWC). Returns (model, int8 input)."""
+    from tests.builders.qdq import _Graph
+    rng = np.random.default_rng(seed)
+    in_q, out_q, o = (0.04, -7), (0.05, -100), 6
+    g = _Graph()
+    x = g.dq(g.nchw_input("x", x_shape), in_q)
+    (t, b), (l, r) = pads_hw
+    pads = g.const("pads", np.array([0, 0, t, l, 0, 0, b, r], np.int64))
+    p = g.node("Pad", [x, pads, g.const("v", np.float32(value))], "pad", mode="constant")
+    p = g.dq(g.node("QuantizeLinear", [p, g.const("sp", np.float32(in_q[0])), g.const("zp", np.int8(in_q[1]))],
+                    "qp"), in_q)
+    ws = rng.uniform(0.005, 0.02, o).astype(np.float32)
+    w = g.dq_const(rng.integers(-127, 128, (o, x_shape[3], 3, 3)).astype(np.int8), ws, np.int8, axis=0)
+    bias = g.dq_const(rng.integers(-400, 400, o).astype(np.int32), np.float32(in_q[0]) * ws, np.int32, axis=0)
+    y = g.node("Relu", [g.node("Conv", [p, w, bias], "conv", kernel_shape=[3, 3], strides=[2, 2])])
+    x0 = rng.integers(-128, 128, x_shape, dtype=np.int8)
+    return g.finish(y, out_q, probe=False, nchw=True), x0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.builders.onnx_pad import CASES, X
+from tests.builders.onnx_pad import CASES, X, qdq_pad_conv
 from tests.builders.tflite_pad import padded_max_pool, pytorch_style_block
 from tests.conftest import assert_close_to, compile_and_run, ort_run, require_programs, tflm_run
 
@@ -68,3 +68,22 @@ def test_float_pad_folds_equal_onnxruntime(name, tmp_path):
     (got,), result = compile_and_run(model, [X], tmp_path)
     assert_close_to(np.asarray(got), want)
     assert _pad_kernels(result) == (0 if folds else 1)
+
+
+@pytest.mark.parametrize("value, folds", [(0.0, True), (0.2, False)])
+def test_qdq_pad_folds_and_equals_onnxruntime(value, folds, tmp_path):
+    """ONNX QDQ (DQ → Pad → Q → DQ → Conv): C with the pass on equals C with it off bit for bit and
+    onnxruntime (float conv, round half to even) within 1 LSB; the pad folds only for real 0.0."""
+    require_programs("gcc")
+    model, x = qdq_pad_conv(value=value)
+    (want,) = ort_run(model, {"x": x})
+    outs = {}
+    for disabled in ((), OFF):
+        d = tmp_path / ("off" if disabled else "on")
+        d.mkdir()
+        (outs[disabled],), result = compile_and_run(model, [x], d, disabled_passes=disabled)
+        if not disabled:
+            assert _pad_kernels(result) == (0 if folds else 1)
+    np.testing.assert_array_equal(outs[()], outs[OFF])
+    assert len(np.unique(want)) > 4
+    assert np.abs(outs[()].astype(np.int32) - want.astype(np.int32)).max() <= 1
