@@ -11,7 +11,8 @@ value, the pad is a change of its padding attribute:
 
 Legal when (checked per consumer; the pad stays for any consumer it does not fold into):
 
-- the pads are spatial only (0 on batch and channel axes of the consumer's layout) and not negative;
+- the pads are spatial only (0 on batch and channel axes of the consumer's layout) and not negative,
+  and each side of the summed padding is smaller than the window ((K − 1)·dilation + 1);
 - ``nn.conv2d`` (float): v == 0.0, a padded tap adds nothing (ONNX Conv-11 pads with zeros);
 - ``qnn.conv2d`` (int8): v == input_zero_point, a padded tap adds (zp − zp)·w = 0 (CMSIS-NN
   arm_convolve_s8 and TFLM skip padded taps, which is the same sum);
@@ -95,6 +96,21 @@ def _max_windows_real(node: Call, pads) -> bool:
     return True
 
 
+def _within_window(node: Call, padding) -> bool:
+    """Every side's padding is smaller than the window's extent ((K − 1)·dilation + 1): the range any
+    exporter's SAME or explicit padding has, and the one every kernel variant is written for (no
+    window lies wholly in the padding)."""
+    axes = _spatial_axes(node)
+    if node.op in CONVS:
+        w = node.args[1].ty.shape
+        kernel = (w[1], w[2]) if node.attrs["kernel_layout"] == "OHWI" else (w[2], w[3])
+        dil = node.attrs["dilation"]
+    else:
+        kernel, dil = node.attrs["pool_size"], (1, 1)
+    ext = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+    return axes is not None and all(p < ext[i % 2] for i, p in enumerate(padding))
+
+
 def _value_fits(node: Call, pad: Call, padding) -> bool:
     """The pad value is what the consumer's padding stands for (module doc, per op)."""
     v, a, dtype = pad.attrs["pad_value"], node.attrs, pad.ty.dtype
@@ -120,7 +136,7 @@ def fold_into(node: Call) -> Call | None:
     if pads is None:
         return None
     padding = tuple(p + q for p, q in zip(node.attrs["padding"], pads))
-    if not _value_fits(node, pad, padding):
+    if not _within_window(node, padding) or not _value_fits(node, pad, padding):
         return None
     attrs = {**node.attrs, "padding": padding}
     if node.op == "nn.avg_pool2d":

@@ -39,6 +39,7 @@ CASES = {   # name: (model, folds)
     "depthwise-plus-own-pads": (_case(HW, None, DWCONV, {"dw": DW}), True),
     "conv-value-not-zero": (_case(HW, 0.5, CONV, {"w": W}), False),
     "conv-channel-pad": (_case([0, 1, 1, 0, 0, 0, 1, 1], None, CONV, {"w": rand(4, 4, 3, 3, seed=4)}), False),
+    "conv-pad-beyond-window": (_case([0, 0, 3, 0, 0, 0, 0, 0], None, CONV, {"w": W}), False),
     "conv-crop": (_case([0, 0, -1, 1, 0, 0, 1, 1], None, CONV, {"w": W}), False),
     "maxpool-minus-inf": (_case(HW, -np.inf, MAXP, {}), True),
     "maxpool-zero": (_case(HW, None, MAXP, {}), False),
