@@ -62,16 +62,22 @@ def spatial_pads(pad_width, consumer: Call) -> tuple[int, int, int, int] | None:
     return ht, wl, hb, wr
 
 
-def padded_source(e) -> tuple[Call, tuple, Callable[[], Expr]] | None:
+def padded_source(e, made: dict) -> tuple[Call, tuple, Callable[[], Expr]] | None:
     """(the nn.pad, its pad widths on the axes of ``e``, a builder of ``e`` without the pad) when ``e``
     is an ``nn.pad`` or a ``transpose`` of one (convert_layout leaves a Pad on an NCHW model input
-    before the transpose to NHWC: pad then permute equals permute then pad with permuted widths)."""
+    before the transpose to NHWC: pad then permute equals permute then pad with permuted widths).
+    ``made``: id(transpose) -> its unpadded twin, so consumers of one transpose share one."""
     if _is(e, "nn.pad"):
         return e, e.attrs["pad_width"], lambda: e.args[0]
     if _is(e, "transpose") and _is(e.args[0], "nn.pad"):
         pad, axes = e.args[0], e.attrs["axes"]
         width = tuple(pad.attrs["pad_width"][a] for a in axes)
-        return pad, width, lambda: call("transpose", pad.args[0], span=e.span, **e.attrs)
+
+        def unpadded() -> Expr:
+            if id(e) not in made:
+                made[id(e)] = (e, call("transpose", pad.args[0], span=e.span, **e.attrs))
+            return made[id(e)][1]
+        return pad, width, unpadded
     return None
 
 
@@ -125,10 +131,11 @@ def _value_fits(node: Call, pad: Call, padding) -> bool:
     return dtype.startswith("float") and float(v) == 0.0 and (a["count_include_pad"] or not any(a["padding"]))
 
 
-def fold_into(node: Call) -> Call | None:
+def fold_into(node: Call, made: dict | None = None) -> Call | None:
     """``node`` (a conv or pool whose data operand is an ``nn.pad``, or a transpose of one) reading the
-    pad's input with the pad added to its padding, or None when that is not the same function."""
-    src = padded_source(node.args[0])
+    pad's input with the pad added to its padding, or None when that is not the same function.
+    ``made``: shared across the calls of one rewrite (``padded_source``)."""
+    src = padded_source(node.args[0], {} if made is None else made)
     if src is None:
         return None
     pad, width, unpadded = src
@@ -148,9 +155,11 @@ def fold_into(node: Call) -> Call | None:
 def fold_pad(mod: IRModule) -> IRModule:
     """Fold every foldable ``nn.pad`` into its conv/pool consumers (module doc); a pad left without
     users vanishes with the rewrite."""
+    made: dict = {}
+
     def visit(node, orig):
         if _is(node, *CONVS, *POOLS):
-            return fold_into(node)
+            return fold_into(node, made)
         return None
 
     return mod.with_main(rewrite(mod.main, visit))

@@ -41,3 +41,19 @@ def test_fold_pad_decision_and_numbers(name):
     atol = 1e-5 * float(np.max(np.abs(want[np.isfinite(want)])))
     for what, got_y in (("on", on), ("off", off)):       # a window all in padding: -inf both sides
         np.testing.assert_allclose(got_y, want, rtol=1e-5, atol=atol, err_msg=f"{name}, fold_pad {what}")
+
+
+def test_two_convs_on_one_padded_input_share_one_transpose():
+    """An NCHW input padded once and read by two convs: both fold, through one input transpose."""
+    from onnx import helper
+    from tests.builders.float_models import model_of
+    from tests.builders.onnx_pad import W, _pad
+    nodes = [_pad([0, 0, 1, 1, 0, 0, 1, 1]), helper.make_node("Conv", ["p", "w"], ["a"]),
+             helper.make_node("Conv", ["p", "w"], ["b"], strides=[2, 2])]
+    model = model_of(nodes, {"x": X}, ["a", "b"], inits={"pads": np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "w": W})
+    want = ort_run(model, {"x": X})
+    mod = run_pipeline(from_onnx(model), CompileOptions.resolve(disabled_passes=("fuse_ops", "poly_fuse")))
+    ops = [c.op.body.op if isinstance(c.op, Function) else c.op for c in iter_calls(mod.main)]
+    assert _pads_left(mod) == 0 and ops.count("transpose") == 3, ops      # the input's and the outputs'
+    for got, ref in zip(run_module(mod, [X]), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
