@@ -22,6 +22,7 @@ from .convert_layout import convert_layout
 from .eliminate_dead_code import eliminate_dead_code
 from .fold_batchnorm import fold_batchnorm
 from .fold_constant import fold_constant
+from .fold_pad import fold_pad
 from .fold_views import fold_views
 from .fuse_horizontal import fuse_horizontal
 from .fuse_ops import fuse_ops, wrap_kernels
@@ -53,6 +54,7 @@ PASSES = [
     ("convert_layout", _without_options(convert_layout)),        # NCHW → NHWC inside, I/O layout kept
     ("eliminate_dead_code", _without_options(eliminate_dead_code)),  # no-op reshapes/transposes/clips
     ("fold_constant", _without_options(fold_constant)),          # constants made by the passes above
+    ("fold_pad", _without_options(fold_pad)),                    # explicit Pad/PAD into conv/pool padding
     ("fuse_horizontal", _without_options(fuse_horizontal)),      # siblings on one input (Q/K/V) → one op
     ("fold_views", _without_options(fold_views)),                # head split/merge as index maps of matmuls
     ("fuse_ops", _without_options(fuse_ops)),                    # anchor + epilogue groups → Primitive Functions
