@@ -29,6 +29,7 @@ from . import onnx_ops_misc  # noqa: F401  (Slice, Split, Gather, Cast, Expand, 
 from . import onnx_ops_resize  # noqa: F401  (Resize)
 from . import onnx_ops_convt  # noqa: F401  (registers ConvTranspose)
 from .onnx_quant import MS_DOMAIN_OPS, check_ms_inputs  # registers the quantization converters
+from . import onnx_quant_ms  # noqa: F401  (com.microsoft QLinearAveragePool, QLinearLeakyRelu)
 from .onnx_registry import CONVERTERS, Node, shown
 
 MIN_OPSET = 13
