@@ -15,9 +15,14 @@ interface):
   (legalize_qdq folds a nonzero weight zero point into the weights: ``W − z``);
 - byte-moving ops (``OpDef.moves_data``: reshape, transpose, max pool, slices ...) and concatenation
   run on the shifted bytes unchanged; ``nn.pad``'s value and ``clip``'s bounds shift by −128;
+- integer ops reading a shifted tensor (qnn.conv2d / qnn.matmul of ConvInteger / MatMulInteger,
+  qnn.requantize) take their input zero point minus 128;
 - a uint8 model input is shifted once at the boundary and a uint8 output shifted back: a
   ``qnn.requantize`` with multiplier 1 and zero points 128 / −128 (exactly ``q ∓ 128``, the C API's
-  element type stays uint8).
+  element type stays uint8); ops that read a model's uint8 input as such (Cast to float, an integer
+  op) read it unshifted. ``fold_shifts`` (after legalize_qdq) merges the output's shift into the
+  requantize / quantize before it and the input's into a requantize after it; an input feeding a
+  conv directly keeps its shift (one elementwise kernel).
 
 Any other op on a uint8 activation is refused with a TinyfuseError naming the node.
 """
