@@ -56,6 +56,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help=f"memory planner: {', '.join(PLANNERS)} (default best)")
     p.add_argument("--rounding", default="double", choices=("double", "single"),
                    help="int8 requantization rounding: double (TFLM/CMSIS-NN default) or single")
+    p.add_argument("--weights-dtype", default="float32", choices=("float32", "float16"),
+                   help="float weights in flash: float32 (default) or float16 (half the bytes, converted at each "
+                   "read; cores with FP16 conversion: host, cortex-m4/m7/m33/m55)")
     p.add_argument("--kernels", default=None, choices=KERNEL_CHOICES,
                    help="kernel variants: auto (the target's SIMD kernels: arm_dsp on M4/M7/M33, arm_mve on M55; "
                    "default, or $TINYFUSE_KERNELS), ref (portable C everywhere) or one variant")
@@ -167,7 +170,8 @@ def _compile(args):
     return compile_model(args.model, target=args.target, name=args.name, disabled_passes=args.disable_pass,
                          dump_ir=args.dump_ir, planner=args.planner, rounding=args.rounding, kernels=args.kernels,
                          scratch_bytes=args.scratch_bytes, tuning_records=args.tuning_records,
-                         stateful=getattr(args, "stateful", None) or (), **placement)
+                         stateful=getattr(args, "stateful", None) or (), weights_dtype=args.weights_dtype,
+                         **placement)
 
 
 def cmd_compile(args) -> int:

@@ -20,6 +20,7 @@ from .frontend.onnx import from_onnx, load_onnx
 from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
 from .lower import ConstPool, Kernel
 from .lower.arena_variants import lower_for_arena
+from .lower.half_weights import half_weights
 from .memory import Buffer, Plan
 from .memory.arena import plan_arena
 from .memory.state import StateInfo, external_values, layout_states, locator, ring_copies
@@ -112,7 +113,8 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   dump_ir: str | Path | None = None, planner: str = "best", weights_section: str | None = None,
                   arena_section: str | None = None, code_section: str | None = None,
                   align: int | None = None, rounding: str = "double", kernels: str | None = None,
-                  scratch_bytes: int | None = None, tuning_records=None, stateful=()) -> CompileResult:
+                  scratch_bytes: int | None = None, tuning_records=None, stateful=(),
+                  weights_dtype: str = "float32") -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -128,6 +130,8 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     ``stateful``: (graph input, graph output) name pairs that become persistent state, or their text
     ``"IN=OUT,..."`` (``--stateful``, ``tinyfuse.frontend.stateful_io``: a model exported with explicit
     RNN state I/O).
+    ``weights_dtype`` 'float16' stores float constants as binary16 in flash, converted at each read
+    (lower/half_weights.py; TinyfuseError on a target without FP16 conversion); default 'float32'.
     """
     tgt = get_target(target)
     overrides = dict(weights_section=weights_section, arena_section=arena_section, code_section=code_section,
@@ -143,7 +147,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
         disabled_passes, scratch_bytes = records.apply_global(model_hash, tgt.name, disabled_passes, scratch_bytes)
         choose = records.chooser(tgt.name)
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
-                                     rounding, planner, disabled_passes, dump_ir)
+                                     rounding, planner, disabled_passes, dump_ir, weights_dtype)
     mod = run_pipeline(ir, options)
     result = _lower_and_plan(mod, model_hash, options, placement, choose)
     check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
@@ -211,6 +215,8 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     steps = [Step(kernel, [where(a)[1] for a in call.args], where(call)[1], arena.scratch_offset(i), call,
                   [where(a)[0] for a in call.args], where(call)[0], copies.get(id(call)))
              for i, (kernel, call) in enumerate(zip(arena.kernels, arena.calls))]
+    if options.weights_dtype == "float16":
+        half_weights(pool, list({id(s.kernel): s.kernel for s in steps}.values()))
     n_params, n_outs = len(func.params) - len(mod.states), len(outputs) - len(mod.states)
     offset = arena.offset
     inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params[:n_params]]

@@ -75,20 +75,23 @@ class CompileOptions:
     planner: str = "best"
     disabled_passes: frozenset = frozenset()
     dump_dir: Path | None = None
+    weights_dtype: str = "float32"
     context: CompileContext = field(default_factory=CompileContext, compare=False, repr=False)
 
     @classmethod
     def resolve(cls, target: str | Target = "host", kernels: str | None = "auto", scratch_bytes: int | None = None,
                 rounding: str = "double", planner: str = "best", disabled_passes=(),
-                dump_dir: str | Path | None = None) -> CompileOptions:
+                dump_dir: str | Path | None = None, weights_dtype: str = "float32") -> CompileOptions:
         """Options from user arguments: ``target`` a name or Target, ``kernels`` None means 'auto'.
-        TinyfuseError for an unknown target, kernel choice or rounding."""
+        TinyfuseError for an unknown target, kernel choice, rounding or weights dtype (float16 needs
+        a core with FP16 conversion: the FPU of Cortex-M4F/M7/M33/M55, or the host)."""
         tgt = get_target(target)
         if rounding not in ROUNDINGS:
             raise TinyfuseError(f"--rounding must be 'double' or 'single', got '{rounding}'")
+        _check_weights_dtype(weights_dtype, tgt)
         return cls(tgt, resolve_variants(tgt, kernels or "auto"),
                    tgt.scratch_bytes if scratch_bytes is None else scratch_bytes, rounding, ARENA_ALIGN, planner,
-                   frozenset(disabled_passes), Path(dump_dir) if dump_dir else None)
+                   frozenset(disabled_passes), Path(dump_dir) if dump_dir else None, weights_dtype)
 
     def for_kernels(self, kernels: str) -> CompileOptions:
         """The same options (and context) with the variants of another ``--kernels`` choice (a tuning
@@ -105,6 +108,17 @@ class CompileOptions:
         return self.allows("arm_dsp")
 
 
+WEIGHTS_DTYPES = ("float32", "float16")
+
+
+def _check_weights_dtype(weights_dtype: str, target: Target) -> None:
+    if weights_dtype not in WEIGHTS_DTYPES:
+        raise TinyfuseError(f"--weights-dtype must be 'float32' or 'float16', got '{weights_dtype}'")
+    if weights_dtype == "float16" and not target.fpu:
+        raise TinyfuseError(f"--weights-dtype float16: target {target.name} has no FP16 conversion (no FPU); use "
+                            "float32 weights, or a core with an FPU (cortex-m4, cortex-m7, cortex-m33, cortex-m55)")
+
+
 def first_variant(op: str, allowed) -> str:
     """The variant whose kernel lowering tries first for an anchor ``op`` (e.g. 'qnn.conv2d'): the first
     of ``allowed`` (``CompileOptions.variants``) declared for it in VARIANT_ANCHORS, else 'ref'. (A
@@ -112,5 +126,5 @@ def first_variant(op: str, allowed) -> str:
     return next((v for v in VARIANT_ANCHORS.get(op, ()) if v in allowed), "ref")
 
 
-__all__ = ["CompileContext", "CompileOptions", "FEATURES", "KERNEL_CHOICES", "VARIANT_ANCHORS", "first_variant",
+__all__ = ["CompileContext", "CompileOptions", "FEATURES", "KERNEL_CHOICES", "VARIANT_ANCHORS", "WEIGHTS_DTYPES", "first_variant",
            "resolve_variants"]

@@ -13,8 +13,11 @@ MANIFEST_VERSION = 1
 QUANT_HEADER = "tinyfuse_quant.h"
 QUANT_SOURCE = runtime_dir() / "include" / "tinyfuse" / "quant.h"
 SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve variants
+HALF_HEADER = "tinyfuse_half.h"     # Kernel.headers of kernels reading binary16 weights (--weights-dtype float16)
 RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE,
-                   SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h"}
+                   SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h",
+                   HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h"}
+CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit patterns
 
 
 def _isl_macros(kernels) -> list[str]:
@@ -46,7 +49,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         name=name, NAME=name.upper(), version=version, model_hash=result.model_hash,
         arena_bytes=result.arena_bytes, inputs=result.inputs, outputs=result.outputs, steps=result.steps,
         ctype=lambda dtype: C_TYPES[dtype], macros=_isl_macros(result.kernels),
-        constants=[(cname, C_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
+        constants=[(cname, CONST_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
         weights_bytes=result.weights_bytes, macs=result.macs, placement=result.placement,
         in_q=in_q, out_q=out_q, states=result.states, state_bytes=result.state_bytes,
     )
@@ -57,7 +60,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         f"{name}.h": template("model/model.h.j2").render(**ctx),
         f"{name}.c": template("model/model.c.j2").render(**ctx),
         f"{name}_weights.c": template("model/weights.c.j2").render(
-            **ctx, arrays=[(cname, C_TYPES[str(arr.dtype)], arr.size, c_array_body(arr)) for cname, arr in pool.arrays]),
+            **ctx, arrays=[(cname, CONST_TYPES[str(arr.dtype)], arr.size, c_array_body(arr)) for cname, arr in pool.arrays]),
         f"{name}.mk": template("model/model.mk.j2").render(**ctx),
         f"{name}.cmake": template("model/model.cmake.j2").render(**ctx),
     }

@@ -33,6 +33,7 @@ from . import onnx_ops_conv3d  # noqa: F401  (Conv, ConvTranspose on 5-D inputs;
 from . import onnx_ops_rnn  # noqa: F401  (LSTM, GRU)
 from .onnx_quant import MS_DOMAIN_OPS, check_ms_inputs  # registers the quantization converters
 from . import onnx_quant_axis  # noqa: F401  (per-axis QuantizeLinear/DequantizeLinear of activations)
+from . import onnx_quant_ms  # noqa: F401  (com.microsoft QLinearAveragePool, QLinearLeakyRelu)
 from .onnx_registry import CONVERTERS, Node, shown
 
 MIN_OPSET = 13

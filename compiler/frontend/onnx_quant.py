@@ -7,8 +7,8 @@ here into the same QDQ form, so one pass legalizes both:
 
     QLinearConv(x, sx, zx, W, sw, zw, sy, zy, B)  →  quantize(conv(dq(x), dq(W)) + dq(B), sy, zy)
 
-Activations must be int8 (uint8 only at model boundaries, through QuantizeLinear/DequantizeLinear);
-anything else is a clear error.
+Activations are int8 or uint8 (legalize_qdq first shifts uint8 tensors to int8 with zero point
+z − 128, exactly: passes/shift_uint8.py); anything else is a clear error.
 """
 from __future__ import annotations
 
@@ -85,9 +85,9 @@ def convert_quantize(node: Node, args):
 
 
 def _int8_activation(node: Node, x: Expr):
-    if x.ty.dtype != "int8":
-        raise node.error(f"{x.ty.dtype} activations have no kernel (int8 only)",
-                         "quantize with activation_type=QInt8")
+    if x.ty.dtype not in ("int8", "uint8"):
+        raise node.error(f"{x.ty.dtype} activations have no kernel (int8 and uint8 only)",
+                         "quantize with activation_type=QInt8 or QUInt8")
 
 
 @converter("QLinearConv")

@@ -31,6 +31,7 @@ from ..ops import ops_where
 from ..ops.resize_taps import uses_taps
 from .legalize_prelu import prelu_rule
 from .legalize_qdq_misc import mean_rule, sub_rule
+from .shift_uint8 import fold_shifts, shift_uint8
 
 ACTIVATIONS = ops_where(lambda d: d.clamps)       # relu, clip
 LUT_OPS = ops_where(lambda d: d.lut)              # sigmoid, tanh, hard_sigmoid, hard_swish, leaky_relu, gelu, erf
@@ -65,6 +66,27 @@ def _dq_const(e: Expr):
             return None
         return e.args[0].value, np.asarray(e.attrs["scale"], np.float32).reshape(-1), e.attrs["axis"]
     return None
+
+
+def _dq_weight(e: Expr):
+    """_dq_const of a conv/matmul weight, a nonzero zero point folded in: (W − z) as int8 when every
+    value fits, else int16 (uint8 weights quantized asymmetrically, e.g. onnxruntime's
+    weight_type=QUInt8; the portable kernels take int16 weights, the SIMD variants refuse them)."""
+    while _is(e, "reshape"):
+        e = e.args[0]
+    if not (_is(e, "qnn.dequantize") and isinstance(e.args[0], Constant)) or e.args[0].ty.dtype != "int8":
+        return _dq_const(e)
+    z = np.asarray(e.attrs["zero_point"], np.int64)
+    if not np.any(z != 0):
+        return _dq_const(e)
+    w = e.args[0].value
+    if z.size > 1:
+        shape = [1] * w.ndim
+        shape[e.attrs["axis"] % w.ndim] = z.size
+        z = z.reshape(shape)
+    wz = w.astype(np.int64) - (z if z.size > 1 else z.reshape(()))
+    fits = wz.min() >= -128 and wz.max() <= 127
+    return wz.astype(np.int8 if fits else np.int16), np.asarray(e.attrs["scale"], np.float32).reshape(-1), e.attrs["axis"]
 
 
 def _dq_qconst(e: Expr):
@@ -206,8 +228,8 @@ class _Legalizer:
                            (1, c, 1, 1))
 
     def anchor(self, op: Call, bias: Expr | None, s_out: float, z_out: int):
-        t, w = _dq_tensor(op.args[0]), _dq_const(op.args[1])
-        if t is None or w is None or w[0].dtype != np.int8:
+        t, w = _dq_tensor(op.args[0]), _dq_weight(op.args[1])
+        if t is None or w is None or w[0].dtype not in (np.int8, np.int16):
             return None
         x, s_x, z_x = t
         w_int, s_w, axis = w
@@ -416,5 +438,6 @@ def fold_dequantized_constants(mod: IRModule) -> IRModule:
 
 
 def legalize_qdq(mod: IRModule, rounding: str = "double") -> IRModule:
+    mod = shift_uint8(mod)         # uint8 activations → int8 twins (exact; passes/shift_uint8.py)
     mod = mod.with_main(rewrite(mod.main, _Legalizer(mod, rounding).visit))
-    return fold_dequantized_constants(mod)
+    return fold_dequantized_constants(fold_shifts(mod))
