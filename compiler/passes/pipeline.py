@@ -27,6 +27,8 @@ from .fuse_horizontal import fuse_horizontal
 from .fuse_ops import fuse_ops, wrap_kernels
 from .legalize_qdq import legalize_qdq
 from .poly_fuse import poly_fuse
+from .qdq_layout import qdq_layout
+from .qdq_uint8 import qdq_uint8
 
 
 def _without_options(pass_fn, **kwargs):
@@ -48,8 +50,10 @@ def _poly_fuse(mod: IRModule, options) -> IRModule:
 PASSES = [
     ("fold_constant", _without_options(fold_constant, keep_dequantize=True)),  # all-constant subgraphs
     ("fold_batchnorm", _without_options(fold_batchnorm)),        # BN into conv/matmul weights, else scale+shift
+    ("qdq_uint8", _without_options(qdq_uint8)),                  # uint8 QDQ activations → int8 (same reals)
     ("legalize_qdq", _legalize_qdq),                             # DQ → float op → Q  becomes int8 qnn ops
     ("convert_layout", _without_options(convert_layout)),        # NCHW → NHWC inside, I/O layout kept
+    ("qdq_layout", _without_options(qdq_layout)),                # layout transposes onto the int8 side of Q/DQ
     ("eliminate_dead_code", _without_options(eliminate_dead_code)),  # no-op reshapes/transposes/clips
     ("fold_constant", _without_options(fold_constant)),          # constants made by the passes above
     ("fuse_horizontal", _without_options(fuse_horizontal)),      # siblings on one input (Q/K/V) → one op
