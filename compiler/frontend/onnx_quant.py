@@ -7,8 +7,8 @@ here into the same QDQ form, so one pass legalizes both:
 
     QLinearConv(x, sx, zx, W, sw, zw, sy, zy, B)  →  quantize(conv(dq(x), dq(W)) + dq(B), sy, zy)
 
-Activations must be int8 (uint8 only at model boundaries, through QuantizeLinear/DequantizeLinear);
-anything else is a clear error.
+Activations must be int8 or uint8 (passes/qdq_uint8.py turns uint8 activations into int8 with the same
+reals); anything else is a clear error.
 """
 from __future__ import annotations
 
@@ -85,8 +85,9 @@ def convert_quantize(node: Node, args):
 
 
 def _int8_activation(node: Node, x: Expr):
-    if x.ty.dtype != "int8":
-        raise node.error(f"{x.ty.dtype} activations have no kernel (int8 only)",
+    """int8, or uint8 (onnxruntime's QUInt8: passes/qdq_uint8.py shifts it to int8 with the same reals)."""
+    if x.ty.dtype not in ("int8", "uint8"):
+        raise node.error(f"{x.ty.dtype} activations have no kernel (int8, uint8 only)",
                          "quantize with activation_type=QInt8")
 
 

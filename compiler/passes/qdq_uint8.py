@@ -8,17 +8,22 @@ QuantizeLinear-13: ``q = saturate(round_half_even(x / s) + z)``, saturated to [0
 
     dequantize(quantize(x, s, z, uint8), s', z')   →   dequantize(quantize(x, s, z − 128, int8), s', z' − 128)
 
-computes the same reals bit for bit. A uint8 quantize is rewritten only when every user is a
-dequantize (it is not a model output: the C interface keeps the model's dtypes; legalize_qdq turns a
-uint8 output ``quantize_u8(dequantize(int8))`` into one requantize). A uint8 weight
-``dequantize(W, s, z)`` becomes the int8 constant ``W − z`` with zero point 0 where every ``W − z``
-fits in int8 (symmetric uint8 weights, z = 128); other uint8 weights stay float.
+computes the same reals bit for bit, and so does any data move or max pool between the two
+(QOperator graphs, whose QLinear ops the frontend expands into this form, pool and flatten uint8
+directly). A uint8 quantize is rewritten only when every user is a dequantize or such a move, and
+never at the model output: the C interface keeps the model's dtypes (legalize_qdq turns a uint8
+output ``quantize_u8(dequantize(int8))`` into one requantize). A uint8 weight ``dequantize(W, s, z)``
+becomes the int8 constant ``W − z`` with zero point 0 where every ``W − z`` fits in int8 (symmetric
+uint8 weights, z = 128); other uint8 weights stay float (their ops keep a float kernel).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import Call, Constant, Expr, IRModule, call, post_order, rewrite, users
+from ..ops import ops_where
+
+MOVE_OPS = ops_where(lambda d: d.moves_data)     # reshape, transpose, max_pool2d, slices, take, tile
 
 
 def _is(e, op: str) -> bool:
@@ -32,14 +37,22 @@ def _shift_zp(zero_point):
 
 
 def _uint8_pairs(body: Expr) -> set[int]:
-    """ids of the uint8 quantize Calls whose users are all dequantize Calls (not the model output)."""
+    """ids of the uint8 Calls to shift: a quantize of a float value, or a data move (``moves_data``:
+    reshape, transpose, max pool, slices: they commute with − 128) of such a Call, whose every user is
+    a dequantize or such a Call (QOperator graphs pool and flatten uint8 directly); not the model output."""
     use = users(body)
-    out = set()
-    for node, readers in ((n, use.get(id(n), [])) for n in _calls(body)):
-        if (node.op == "qnn.quantize" and node.attrs["out_dtype"] == "uint8" and node is not body and readers
-                and all(_is(r, "qnn.dequantize") for r in readers)):
-            out.add(id(node))
-    return out
+    pairs = {id(n): n for n in _calls(body)
+             if n.ty.dtype == "uint8" and (n.op == "qnn.quantize" or n.op in MOVE_OPS)}
+    changed = True
+    while changed:
+        changed = False
+        for i, node in list(pairs.items()):
+            readers = use.get(i, [])
+            if (node is body or not readers or not all(_is(r, "qnn.dequantize") or id(r) in pairs for r in readers)
+                    or (node.op != "qnn.quantize" and id(node.args[0]) not in pairs)):
+                del pairs[i]
+                changed = True
+    return set(pairs)
 
 
 def _calls(body: Expr):
@@ -69,6 +82,8 @@ def qdq_uint8(mod: IRModule) -> IRModule:
     def visit(node: Expr, orig: Expr):
         if not isinstance(node, Call):
             return None
+        if id(orig) in pairs and node.op != "qnn.quantize":
+            return None          # a data move, re-typed int8 over its shifted operand
         if id(orig) in pairs:
             return call("qnn.quantize", node.args[0], span=node.span,
                         **{**node.attrs, "zero_point": _shift_zp(node.attrs["zero_point"]), "out_dtype": "int8"})

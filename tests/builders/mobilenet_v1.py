@@ -47,9 +47,10 @@ def mobilenet_v1(hw: int = 32, widths=(16, 32, 32, 64), n_cls: int = 4, head: bo
 
 
 def quantize_static_qdq(model: onnx.ModelProto, tmp_path: Path, activation: str = "QUInt8", n: int = 8,
-                        seed: int = 3) -> onnx.ModelProto:
-    """onnxruntime.quantization.quantize_static in QDQ format: ``activation`` activations (QUInt8 or
-    QInt8), per-channel symmetric int8 weights, MinMax calibration on ``n`` standard-normal inputs."""
+                        seed: int = 3, fmt: str = "QDQ") -> onnx.ModelProto:
+    """onnxruntime.quantization.quantize_static in ``fmt`` format (QDQ or QOperator): ``activation``
+    activations (QUInt8 or QInt8), per-channel symmetric int8 weights, MinMax calibration on ``n``
+    standard-normal inputs."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     rng = np.random.default_rng(seed)
     feeds = [{i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
@@ -62,8 +63,8 @@ def quantize_static_qdq(model: onnx.ModelProto, tmp_path: Path, activation: str 
         def get_next(self):
             return next(self.it, None)
 
-    src, dst = tmp_path / "float.onnx", tmp_path / f"qdq_{activation}.onnx"
+    src, dst = tmp_path / "float.onnx", tmp_path / f"{fmt}_{activation}.onnx"
     onnx.save(model, src)
-    quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+    quantize_static(str(src), str(dst), Reader(), quant_format=getattr(QuantFormat, fmt), per_channel=True,
                     activation_type=getattr(QuantType, activation), weight_type=QuantType.QInt8)
     return onnx.load(dst)

@@ -2,7 +2,7 @@
 
 A MobileNetV1-style net (tests/builders/mobilenet_v1.py, seeded weights) quantized by onnxruntime's
 quantize_static in QDQ form, with uint8 activations ("U8S8", onnxruntime's x86 choice) and with int8
-activations: every kernel but the model boundary is int8 NHWC, the float image is quantized in place
+activations (and the QOperator form with uint8 activations): every kernel but the model boundary is int8 NHWC, the float image is quantized in place
 and transposed as int8 (no float32 NHWC copy in the arena), a 4-D float output is transposed as int8
 with its dequantize in the same kernel. Oracles: onnxruntime (outputs within a few LSB of the
 output scale), the per-kernel real-arithmetic oracle (every int8 kernel within 1 LSB), and byte
@@ -61,10 +61,10 @@ def _layers(model) -> int:
     return sum(n.op_type in ("Conv", "Gemm", "GlobalAveragePool") for n in model.graph.node)
 
 
-@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
-def test_mobilenet_v1_int8_end_to_end(tmp_path, activation):
+@pytest.mark.parametrize("fmt,activation", [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8")])
+def test_mobilenet_v1_int8_end_to_end(tmp_path, fmt, activation):
     float_model = mobilenet_v1(HW)
-    model = quantize_static_qdq(float_model, tmp_path, activation)
+    model = quantize_static_qdq(float_model, tmp_path, activation, fmt=fmt)
     result = _check_oracles(model, tmp_path)
     dtypes = [str(s.call.ty.dtype) for s in result.steps]
     assert dtypes[:-1] == ["int8"] * (len(dtypes) - 1) and dtypes[-1] == "float32", dtypes

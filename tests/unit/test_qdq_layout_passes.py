@@ -93,3 +93,17 @@ def test_shared_dequantize_is_not_duplicated():
     y = call("add", call("transpose", dq, axes=(0, 3, 1, 2)), call("transpose", dq, axes=(0, 3, 1, 2)))
     mod = IRModule(Function((x,), y, {}), "m", ("y",))
     assert len(_calls(qdq_layout(mod), "qnn.dequantize")) == 1
+
+
+def test_uint8_through_pool_and_flatten_becomes_int8():
+    """QOperator form: quantize_u8 → max pool → reshape → dequantize; every uint8 value shifts to int8."""
+    x = Var("x", TensorType((1, 2, 4, 4), "float32"))
+    q = call("qnn.quantize", x, scale=0.05, zero_point=200, axis=1, out_dtype="uint8")
+    p = call("nn.max_pool2d", q, pool_size=(2, 2), strides=(2, 2), padding=(0, 0, 0, 0))
+    y = call("qnn.dequantize", call("reshape", p, newshape=(1, 8)), scale=0.05, zero_point=200, axis=1)
+    mod = IRModule(Function((x,), y, {}), "m", ("y",))
+    new = qdq_uint8(mod)
+    assert {str(n.ty.dtype) for n in post_order(new.main.body) if getattr(n, "op", "") != "qnn.dequantize"
+            and n is not new.main.params[0]} == {"int8"}
+    a = (np.random.default_rng(5).standard_normal((1, 2, 4, 4)) * 8).astype(np.float32)
+    np.testing.assert_array_equal(run_module(new, [a])[0], run_module(mod, [a])[0])
