@@ -36,9 +36,9 @@ def _fusable_into(kind: OpPattern) -> bool:
 
 
 def _dequantizes_transpose(node: Call, producer: Expr) -> bool:
-    """A dequantize of a transpose's output joins the transpose's kernel: the int8 transpose writes
-    float (qdq_layout moves a model output's layout transpose onto the int8 side of its dequantize)."""
-    return node.op == "qnn.dequantize" and isinstance(producer, Call) and producer.op == "transpose"
+    """A (de)quantize of a transpose's output joins the transpose's kernel (qdq_layout's forms): an int8
+    transpose writes a float output; a float image is read in NCHW and written int8 NHWC."""
+    return node.op in ("qnn.dequantize", "qnn.quantize") and isinstance(producer, Call) and producer.op == "transpose"
 
 
 def fuse_ops(mod: IRModule, enabled: bool = True) -> IRModule:

@@ -7,6 +7,10 @@ where a float value sits between a transpose and a Q/DQ, the transpose copies fl
     transpose(dequantize(x_int8))  →  dequantize(transpose(x_int8))     (a 4-D float output: int8 copy)
     quantize(transpose(x_float))   →  transpose(quantize(x_float))      (a float island's NHWC result)
 
+The float image at the model input is the exception: ``transpose(quantize(x))`` becomes
+``quantize(transpose(x))``, which fuse_ops puts in one kernel (reads the NCHW float image, writes int8
+NHWC over its last bytes: memory/inplace.py ``transpose``) instead of a quantize and an int8 transpose.
+
 Both sides compute the same values: quantize and dequantize are element-wise (ONNX QuantizeLinear /
 DequantizeLinear-13), so they commute with any permutation once the per-axis ``axis`` follows it
 (dequantize: the axis of x moves to ``axes.index(axis)``; quantize: axis ``a`` of the transposed
@@ -16,7 +20,7 @@ user (no value is computed twice); the transposes that meet are merged or droppe
 """
 from __future__ import annotations
 
-from ..ir import Call, Expr, IRModule, call, rewrite, users
+from ..ir import Call, Expr, IRModule, Var, call, rewrite, users
 from .convert_layout import simplify_data_movement
 
 
@@ -32,7 +36,11 @@ def _move(node: Call, orig: Call, single_use) -> Expr | None:
         moved = call("transpose", x.args[0], axes=axes, span=node.span)
         return call("qnn.dequantize", moved, span=x.span,
                     **{**x.attrs, "axis": axes.index(x.attrs["axis"] % len(axes))})
-    if node.op == "qnn.quantize" and _is(x, "transpose") and single_use(orig.args[0]):
+    if node.op == "transpose" and _is(x, "qnn.quantize") and isinstance(x.args[0], Var) and single_use(orig.args[0]):
+        axes = node.attrs["axes"]     # the model's float image: one kernel reads NCHW, writes int8 NHWC
+        moved = call("transpose", x.args[0], axes=axes, span=node.span)
+        return call("qnn.quantize", moved, span=x.span, **{**x.attrs, "axis": axes.index(x.attrs["axis"] % len(axes))})
+    if node.op == "qnn.quantize" and _is(x, "transpose") and not isinstance(x.args[0], Var) and single_use(orig.args[0]):
         axes = x.attrs["axes"]
         q = call("qnn.quantize", x.args[0], span=node.span,
                  **{**node.attrs, "axis": axes[node.attrs["axis"] % len(axes)]})

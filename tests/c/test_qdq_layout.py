@@ -2,8 +2,8 @@
 
 A MobileNetV1-style net (tests/builders/mobilenet_v1.py, seeded weights) quantized by onnxruntime's
 quantize_static in QDQ form, with uint8 activations ("U8S8", onnxruntime's x86 choice) and with int8
-activations (and the QOperator form with uint8 activations): every kernel but the model boundary is int8 NHWC, the float image is quantized in place
-and transposed as int8 (no float32 NHWC copy in the arena), a 4-D float output is transposed as int8
+activations (and the QOperator form with uint8 activations): every kernel but the model boundary is int8 NHWC, the float image is
+quantized and transposed by one kernel in place over it (no float32 NHWC copy in the arena), a 4-D float output is transposed as int8
 with its dequantize in the same kernel. Oracles: onnxruntime (outputs within a few LSB of the
 output scale), the per-kernel real-arithmetic oracle (every int8 kernel within 1 LSB), and byte
 counts computed from the graph's tensor types.
@@ -68,13 +68,14 @@ def test_mobilenet_v1_int8_end_to_end(tmp_path, fmt, activation):
     result = _check_oracles(model, tmp_path)
     dtypes = [str(s.call.ty.dtype) for s in result.steps]
     assert dtypes[:-1] == ["int8"] * (len(dtypes) - 1) and dtypes[-1] == "float32", dtypes
-    first, second = result.kernels[0].ops, result.kernels[1].ops
-    assert first == ["qnn.quantize"] and second == ["transpose"], (first, second)
+    # the image is read NCHW float and written int8 NHWC by one kernel, in place over its last bytes
+    assert result.kernels[0].ops == ["transpose", "qnn.quantize"], result.kernels[0].ops
+    assert result.memory.inplace[0].rule == "transpose"
     in_bytes = 3 * HW * HW * 4
     assert in_bytes <= result.arena_bytes <= max(in_bytes, _largest_pair(result))
-    # kernels: one per conv/pool/gemm layer plus the input's quantize and int8 layout transpose
+    # kernels: one per conv/pool/gemm layer plus the input's quantize-and-transpose
     unfused = compile_model(model, disabled_passes=("poly_fuse",))
-    assert len(unfused.kernels) == _layers(float_model) + 2
+    assert len(unfused.kernels) == _layers(float_model) + 1
     assert len(result.kernels) <= len(unfused.kernels)
 
 

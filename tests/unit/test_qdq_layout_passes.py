@@ -73,10 +73,11 @@ def test_transpose_of_a_per_channel_dequantize_moves_to_int8():
 
 
 def test_quantize_of_a_transpose_moves_and_cancels():
-    """quantize(transpose(f)) then dequantize → transpose back: the two transposes meet and vanish."""
+    """quantize(transpose(f)) then dequantize → transpose back: the two transposes meet and vanish
+    (f computed in the graph; the model's own input is the exception, next test)."""
     x = Var("x", TensorType((1, 5, 3, 4), "float32"))
     scale = (0.1, 0.2, 0.3, 0.4, 0.5)
-    q = call("qnn.quantize", call("transpose", x, axes=(0, 2, 3, 1)), scale=scale, zero_point=0, axis=3,
+    q = call("qnn.quantize", call("transpose", call("nn.relu", x), axes=(0, 2, 3, 1)), scale=scale, zero_point=0, axis=3,
              out_dtype="int8")
     y = call("transpose", call("qnn.dequantize", q, scale=scale, zero_point=0, axis=3), axes=(0, 3, 1, 2))
     mod = IRModule(Function((x,), y, {}), "m", ("y",))
@@ -119,3 +120,21 @@ def test_issue_mobilenet_v1_arena_is_the_float_image(tmp_path):
     result = compile_model(model)
     assert [str(s.call.ty.dtype) for s in result.steps].count("float32") == 1
     assert result.arena_bytes == 3 * 96 * 96 * 4
+
+
+def test_model_input_quantize_then_transpose_is_one_group_in_place():
+    """transpose(quantize(image)) → quantize(transpose(image)): fuse_ops makes it one kernel, and the
+    memory plan's ``transpose`` rule writes its int8 NHWC output over the end of the float NCHW image."""
+    from tinyfuse.memory.inplace import options
+    from tinyfuse.passes.fuse_ops import fuse_ops
+    x = Var("x", TensorType((1, 3, 8, 8), "float32"))
+    t = call("transpose", call("qnn.quantize", x, scale=0.1, zero_point=1, axis=1, out_dtype="int8"), axes=(0, 2, 3, 1))
+    mod = IRModule(Function((x,), call("nn.relu", t), {}), "m", ("y",))
+    new = qdq_layout(mod)
+    q = new.main.body.args[0]
+    assert q.op == "qnn.quantize" and q.args[0].op == "transpose" and q.attrs["axis"] == 3
+    a = (np.random.default_rng(6).standard_normal((1, 3, 8, 8)) * 9).astype(np.float32)
+    np.testing.assert_array_equal(run_module(new, [a])[0], run_module(mod, [a])[0])
+    kernel = fuse_ops(new).main.body.args[0].op        # relu(group): the group is relu's operand
+    (opt,) = options(kernel)
+    assert (opt.rule, opt.order, opt.rel) == ("transpose", "descending", (3 * 64 * 4 - 3 * 64) // 64 * 64)
