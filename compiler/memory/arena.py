@@ -118,6 +118,9 @@ def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignm
     order_calls = [calls[k] for k in sched.order]
     step_of = {k: i for i, k in enumerate(sched.order)}
     kernels, used = [], {}
+    # an output placed ``rel`` bytes into its input's buffer needs rel on the arena's alignment (memory/
+    # inplace.py ``transpose`` rounds to 64 bytes); else it gets a buffer of its own (same kernel code)
+    sched = replace(sched, inplace={k: o for k, o in sched.inplace.items() if o.rel % alignment == 0})
     for i, k in enumerate(sched.order):
         c = calls[k]
         opt = sched.inplace.get(k)
