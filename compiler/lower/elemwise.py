@@ -1,6 +1,8 @@
 """Groups without an anchor: element-wise/broadcast chains (one statement per output element, in
 place over a same-shape input when the planner allows) and transposes."""
 
+import numpy as np
+
 from ..codegen.templates import template
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
@@ -32,7 +34,7 @@ def lower_elemwise(fn, anchor, epi, pool, name) -> Kernel:
 def lower_transpose(fn, anchor, epi, pool, name) -> Kernel:
     (x,) = anchor.args
     axes = anchor.attrs["axes"]
-    out = anchor.ty
+    out = fn.body.ty       # the anchor's shape; float32 when a dequantize follows (else its dtype)
     t = template("transpose/ref.c.j2").module
     dims = _dims(out.shape)
 
@@ -40,10 +42,14 @@ def lower_transpose(fn, anchor, epi, pool, name) -> Kernel:
         o = [c[d] for d in dims]
         src = [o[axes.index(i)] for i in range(len(axes))]
         lines, value = epi.code(o, acc=f"p0[{flat_index(x.ty.shape, src)}]")
-        assert not lines, "transpose groups carry no epilogue"
+        if lines:    # a (de)quantize epilogue (fuse_ops._dequantizes_transpose)
+            return template("elemwise/ref.c.j2").module.S(lines, value, f"out[{flat_index(out.shape, o)}]")
         return t.S(f"out[{flat_index(out.shape, o)}]", value)
 
-    macros, loops = loops_to_c([Statement("S", dims, box(dims, out.shape), dims, body)])
+    # narrowing (a quantize epilogue): descending, the order memory/inplace.py ``transpose`` proves
+    narrower = np.dtype(str(out.dtype)).itemsize < np.dtype(str(x.ty.dtype)).itemsize
+    time = tuple(f"-{d}" for d in dims) if narrower else dims
+    macros, loops = loops_to_c([Statement("S", dims, box(dims, out.shape), time, body)])
     return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)
 
 

@@ -125,6 +125,9 @@ def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignm
     order_calls = [calls[k] for k in sched.order]
     step_of = {k: i for i, k in enumerate(sched.order)}
     kernels, used = [], {}
+    # an output placed ``rel`` bytes into its input's buffer needs rel on the arena's alignment (memory/
+    # inplace.py ``transpose`` rounds to 64 bytes); else it gets a buffer of its own (same kernel code)
+    sched = replace(sched, inplace={k: o for k, o in sched.inplace.items() if o.rel % alignment == 0})
     for i, k in enumerate(sched.order):
         c = calls[k]
         opt = sched.inplace.get(k)
@@ -142,14 +145,16 @@ def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignm
         last[v] = END
     # in-place clusters: output joins the cluster of the input it overwrites
     cluster: dict[str, str] = {}
+    rel: dict[str, int] = {}
     for i, k in enumerate(sched.order):
         opt = sched.inplace.get(k)
         if opt is not None:
             src = g.nodes[k].args[opt.arg]
             cluster[g.nodes[k].out] = cluster.setdefault(src, src)
+            rel[g.nodes[k].out] = rel.get(src, 0) + opt.rel
     names = {v: f"t{j}" for j, v in enumerate(g.sizes)}
-    buffers = [Buffer(names[v], s, first[v], last[v], group=names[cluster[v]] if v in cluster else "")
-               for v, s in g.sizes.items()]
+    buffers = [Buffer(names[v], s, first[v], last[v], group=names[cluster[v]] if v in cluster else "",
+                      rel=rel.get(v, 0)) for v, s in g.sizes.items()]
     buffers += [Buffer(f"s{i}", kern.scratch_bytes, i, i) for i, kern in enumerate(kernels) if kern.scratch_bytes]
     plan = plan_memory(buffers, alignment=alignment, planner=planner)
     value_buffer = {e: names[v] for e, v in g.root.items()}

@@ -8,6 +8,9 @@ byte space the two tensors share):
 - ``elementwise``: an element-wise group over an input of the output's shape whose elements are at
   least as wide (int8 over int8, int8 over float32). Proof: the kernel's loop nest (row-major, one
   statement per element) has no write to a byte that a later instance reads (``clobbered_reads``).
+- ``transpose``: a transpose group with an element-wise epilogue whose output is smaller than its
+  input (a float NCHW image quantized into int8 NHWC), the output at the input's end (``rel``).
+  Proof: no clobbered read in the lowering's loop nest (descending over the output).
 - ``residual_add``: a conv/matmul/pool group whose epilogue reads a same-shape tensor at the output
   index (the skip of a residual add, read then written by the instance of that output element).
   Proof, valid for any loop order and any kernel variant that writes each output element once:
@@ -24,6 +27,8 @@ byte space the two tensors share):
 compilation's ``CompileContext.inplace_options``, so no state outlives one compile.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -43,10 +48,10 @@ def options(fn: Function, cost=None, cache: dict | None = None) -> list[InPlace]
     if hit is not None and hit[0] is fn:
         return hit[1]
     out: list[InPlace] = []
-    for rule in (_elementwise, _residual_add, _dw_plane, _pixel_buffer):
+    for rule in (_elementwise, _transpose, _residual_add, _dw_plane, _pixel_buffer):
         out += rule(fn)
     if cost is not None:
-        out = [InPlace(o.arg, o.rule, o.scratch, cost(o, fn), o.proof, o.order) for o in out]
+        out = [replace(o, cost=cost(o, fn)) for o in out]
     cache[id(fn)] = (fn, out)
     return out
 
@@ -73,6 +78,38 @@ def _elementwise_proof(shape, in_size: int, out_size: int) -> bool:
     model = Model([Access("S", dims, dom, dims, reads=(f"X[{idx}]",), writes=(f"Y[{idx}]",))])
     layout = Layout({"X": (shape, in_size, 0), "Y": (shape, out_size, 0)})
     return clobbered_reads(model, layout, ("X",)).is_empty()
+
+
+REL_ALIGN = 64     # a rel offset every arena alignment divides
+
+
+def _transpose(fn: Function) -> list[InPlace]:
+    """A transpose group (element-wise epilogue of one operand: the quantize of a float image) whose
+    output is smaller than its input: the output ends where the input ends (``rel``, rounded down to
+    REL_ALIGN) and the loop runs descending over the output (lower/elemwise.py), so float32 NCHW →
+    int8 NHWC writes pixel p's bytes only after every read of pixels ≥ p."""
+    try:
+        anchor, epi = split_group(fn)
+    except MalformedGroup:
+        return []
+    if anchor is None or anchor.op != "transpose" or any(len(c.args) != 1 for c in epi):
+        return []
+    (x,), out_t, axes = anchor.args, fn.body.ty, anchor.attrs["axes"]
+    in_b, out_b = (int(np.prod(t.shape)) * np.dtype(t.dtype).itemsize for t in (x.ty, out_t))
+    if not any(x is p for p in fn.params) or in_b <= out_b:
+        return []
+    rel = (in_b - out_b) // REL_ALIGN * REL_ALIGN
+    dims = tuple(f"i{d}" for d in range(len(axes)))
+    dom = " and ".join(f"0 <= {d} < {n}" for d, n in zip(dims, out_t.shape))
+    src = ", ".join(dims[axes.index(a)] for a in range(len(axes)))
+    model = Model([Access("S", dims, dom, tuple(f"-{d}" for d in dims), reads=(f"X[{src}]",),
+                          writes=(f"Y[{', '.join(dims)}]",))])
+    layout = Layout({"X": (tuple(x.ty.shape), np.dtype(x.ty.dtype).itemsize, 0),
+                     "Y": (tuple(out_t.shape), np.dtype(out_t.dtype).itemsize, rel)})
+    if not clobbered_reads(model, layout, ("X",)).is_empty():
+        return []
+    return [InPlace(fn.params.index(x), "transpose", order="descending", rel=rel,
+                    proof="isl: no clobbered read (descending output loop, output at the input's end)")]
 
 
 def _residual_add(fn: Function) -> list[InPlace]:

@@ -39,7 +39,8 @@ def aligned(n: int, alignment: int = ALIGN) -> int:
 
 @dataclass(frozen=True)
 class InPlace:
-    """The output may be written over ``args[arg]`` (same start offset), if that input dies here.
+    """The output may be written over ``args[arg]`` (same start offset, or ``rel`` bytes above it), if
+    that input dies here.
 
     ``rule``: elementwise | residual_add | dw_plane | pixel_buffer | fused_chain; ``scratch``: bytes
     the in-place kernel needs instead of the normal kernel's scratch; ``cost``: estimated extra
@@ -52,6 +53,7 @@ class InPlace:
     cost: float = 0.0
     proof: str = ""
     order: str = "ascending"      # pixel order of the in-place kernel
+    rel: int = 0                  # the output starts this many bytes above the input (rule transpose)
 
 
 @dataclass

@@ -35,6 +35,12 @@ def _fusable_into(kind: OpPattern) -> bool:
     return kind == OpPattern.OUT_ELEMWISE_FUSABLE or kind <= OpPattern.BROADCAST
 
 
+def _dequantizes_transpose(node: Call, producer: Expr) -> bool:
+    """A (de)quantize of a transpose's output joins the transpose's kernel (qdq_layout's forms): an int8
+    transpose writes a float output; a float image is read in NCHW and written int8 NHWC."""
+    return node.op in ("qnn.dequantize", "qnn.quantize") and isinstance(producer, Call) and producer.op == "transpose"
+
+
 def fuse_ops(mod: IRModule, enabled: bool = True) -> IRModule:
     """Group the calls of main into kernel Functions (module doc); ``enabled`` False: one per op."""
     func = mod.main
@@ -52,7 +58,7 @@ def fuse_ops(mod: IRModule, enabled: bool = True) -> IRModule:
         if enabled and kind <= OpPattern.BROADCAST:
             candidates = [a for a in node.args if id(a) in group_of and groups[group_of[id(a)]][-1] is a
                           and len(uses.get(id(a), [])) == 1 and id(a) not in outputs
-                          and _fusable_into(kinds[group_of[id(a)]])
+                          and (_fusable_into(kinds[group_of[id(a)]]) or _dequantizes_transpose(node, a))
                           # an anchor's epilogue runs at the anchor's output indices: it cannot broadcast
                           # the anchor's value to a larger shape (e.g. gap(x) + x)
                           and (kinds[group_of[id(a)]] <= OpPattern.BROADCAST or a.ty.shape == node.ty.shape)]

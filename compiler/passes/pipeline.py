@@ -28,6 +28,7 @@ from .fuse_horizontal import fuse_horizontal
 from .fuse_ops import fuse_ops, wrap_kernels
 from .legalize_qdq import legalize_qdq
 from .poly_fuse import poly_fuse
+from .qdq_layout import qdq_layout
 from .ring_buffer import ring_buffer
 
 
@@ -52,6 +53,7 @@ PASSES = [
     ("fold_batchnorm", _without_options(fold_batchnorm)),        # BN into conv/matmul weights, else scale+shift
     ("legalize_qdq", _legalize_qdq),                             # DQ → float op → Q  becomes int8 qnn ops
     ("convert_layout", _without_options(convert_layout)),        # NCHW → NHWC inside, I/O layout kept
+    ("qdq_layout", _without_options(qdq_layout)),                # layout transposes onto the int8 side of Q/DQ
     ("eliminate_dead_code", _without_options(eliminate_dead_code)),  # no-op reshapes/transposes/clips
     ("fold_constant", _without_options(fold_constant)),          # constants made by the passes above
     ("fold_pad", _without_options(fold_pad)),                    # explicit Pad/PAD into conv/pool padding
