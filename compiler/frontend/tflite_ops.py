@@ -360,12 +360,14 @@ def convert_mean(g: Graph, op: Op):
 
 @converter("QUANTIZE", max_version=3)
 def convert_quantize(g: Graph, op: Op):
-    """int8 → int8: TFLM's requantize, exact. float → int8: qnn.quantize, whose float32 division and
-    ties-to-even rounding can differ from TFLM (double division, ties away from zero) by one step
-    where x / scale lands on (or within an ulp of) a half."""
+    """int8 → int8: TFLM's requantize, exact. float → int8: qnn.quantize as TFLM's AffineQuantize
+    (reference_ops/quantize.h): x / float(scale) in float32, rounded half away from zero."""
     x, out = op.inputs[0], op.outputs[0]
     if not is_int8(out):
         raise op.error(f"QUANTIZE to {out.dtype} is not supported (int8 only)")
+    if x.dtype == "float32" and x.data is None:
+        return call("qnn.quantize", g.value(x), scale=out.q[0], zero_point=out.q[1], axis=1, out_dtype="int8",
+                    rounding="half_away", span=op.span)
     return finish(real(g, x, op), op)
 
 
