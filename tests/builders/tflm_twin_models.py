@@ -92,7 +92,7 @@ class Net:
 
 
 # ----------------------------------------------------------------------------- layers used by the draws
-ACT = {"NONE": 0, "RELU": 1, "RELU6": 3}          # schema ActivationFunctionType
+ACT = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}          # schema ActivationFunctionType
 PAD = {"SAME": 0, "VALID": 1}                     # schema Padding
 
 

@@ -28,3 +28,30 @@ def test_seed18_float_quantize_rounds_ties_away_from_zero(tmp_path):
     np.testing.assert_array_equal(tflm_oneop().run(model, [x])[0], want)
     (got,), _ = compile_and_run(model, [x], tmp_path)
     np.testing.assert_array_equal(got, want)
+
+
+def _gather(x_shape, indices, axis, out_shape) -> bytes:
+    q = (0.01, -90)
+    net = Net()
+    y = net.op("GATHER", [net.input(x_shape, q), net.const(np.array(indices, np.int32))], net.act(out_shape, q),
+               "GatherOptions", axis=axis)
+    return net.build([y])
+
+
+def test_seed1220_gather_output_shape_is_checked(tmp_path):
+    """GATHER reshaped its result to the output tensor's declared shape, so a model declaring [5] for
+    x [5, 1], indices [1], axis 1 (TFLM computes [5, 1]) compiled to a different output shape (seed
+    1220; the fuzzer meant scalar indices, which the model editor writes as shape [1]). Fixed in
+    frontend/tflite_ops_misc.py: the computed shape is checked against the declared one (one-line
+    error); the consistent model equals TFLM."""
+    import pytest
+    from tinyfuse.driver import compile_model
+    from tinyfuse.errors import TinyfuseError
+    x = np.arange(-2, 3, dtype=np.int8).reshape(5, 1)
+    with pytest.raises(TinyfuseError, match=r"computes \[5, 1\] int8 for output"):
+        compile_model(_gather((5, 1), [0], 1, (5,)))
+    model = _gather((5, 1), [0], 1, (5, 1))
+    want = tflm_oneop().run(model, [x])[0]
+    (got,), _ = compile_and_run(model, [x], tmp_path)
+    np.testing.assert_array_equal(want, x)
+    np.testing.assert_array_equal(got, want)

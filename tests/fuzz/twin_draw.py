@@ -70,6 +70,9 @@ def weight_scales(rng, n: int) -> np.ndarray:
     return (base * rng.uniform(0.5, 2.0, n)).astype(np.float32)
 
 
+ACTS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+
+
 def dim(rng, hi: int) -> int:
     return 1 if rng.random() < 0.15 else int(rng.integers(1, hi + 1))
 
@@ -134,7 +137,7 @@ def conv_params(rng, x_shape, in_q, depthwise: bool):
         b = np.zeros(oc, np.int32)
     out_q = (acc_scale(rng, in_q, ws, taps), zero_point(rng))
     return dict(w=w, b=b, ws=ws, k=k, stride=s, dilation=d, padding=pad, mult=mult, oc=oc, out_q=out_q,
-                act=pick(rng, ["NONE", "RELU", "RELU6"]))
+                act=pick(rng, ACTS))
 
 
 def conv_wrap(x, in_q, p) -> np.ndarray:
@@ -184,7 +187,7 @@ def draw_fc(rng) -> Draw:
     per_channel = rng.random() < 0.5
     ws = weight_scales(rng, n) if per_channel else weight_scales(rng, 1)
     b = rng.integers(-5000, 5001, n).astype(np.int32) if rng.random() < 0.8 else None
-    out_q, act = (acc_scale(rng, in_q, ws, k), zero_point(rng)), pick(rng, ["NONE", "RELU", "RELU6"])
+    out_q, act = (acc_scale(rng, in_q, ws, k), zero_point(rng)), pick(rng, ACTS)
     rows = int(np.prod(x_shape)) // k
     out_shape = x_shape[:-1] + (n,) if keep else (rows, n)
     net = Net()

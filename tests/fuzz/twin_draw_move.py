@@ -138,7 +138,7 @@ def draw_gather(rng) -> Draw:
     x_shape, q = shape_of(rng, 1, 4, 7), act_q(rng)
     rank = len(x_shape)
     axis = int(rng.integers(-rank, rank))
-    idx_shape = shape_of(rng, 0, 2, 4)
+    idx_shape = shape_of(rng, 1, 2, 4)             # rank >= 1: the model editor writes a scalar's shape as [1]
     idx = rng.integers(0, x_shape[axis % rank], idx_shape).astype(np.int32)
     a = axis % rank
     out = tuple(x_shape[:a]) + idx.shape + tuple(x_shape[a + 1:])

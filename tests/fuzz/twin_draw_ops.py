@@ -9,10 +9,9 @@ import numpy as np
 
 from tests.builders import tflm_twin_models as tm
 from tests.builders.tflm_twin_models import Net
-from tests.fuzz.twin_draw import (Draw, act_q, conv_params, conv_wrap, dim, f32, int8_data, log_scale, max_dev, pick,
+from tests.fuzz.twin_draw import (ACTS, Draw, act_q, conv_params, conv_wrap, dim, f32, int8_data, log_scale, max_dev, pick,
                                   rescaled, wraps, zero_point, _conv_input, _conv_layer, _conv_summary)
 
-ACTS = ["NONE", "RELU", "RELU6"]
 
 
 def shape_of(rng, lo=1, hi=4, size=6) -> tuple:
