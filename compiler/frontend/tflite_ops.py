@@ -236,16 +236,15 @@ CONVERTERS["TANH"] = (3, unary("tanh"))
 @converter("RELU", "RELU6", max_version=3)
 def convert_relu(g: Graph, op: Op):
     """TFLM int8 RELU requantizes to the output's scale (float32 ratio) and clamps at the output's
-    zero point; RELU6 clamps the raw input to [zp_in, zp_in + round(6 / s_in)] without rescaling."""
+    zero point; RELU6 clamps the raw input to [zp_in, min(127, zp_in + round(6 / s_in))] without
+    rescaling (TFLM's FloatToQuantizedType saturates 6.0 to the int8 range)."""
     x, out = op.inputs[0], op.outputs[0]
     if not is_int8(out):
         if op.name == "RELU":
             return call("nn.relu", g.value(x), span=op.span)
         return call("clip", g.value(x), a_min=0.0, a_max=6.0, span=op.span)
     if op.name == "RELU6":
-        six = i8.quantize_f32(6.0, *x.q)
-        if not -128 <= six <= 127:
-            raise op.error(f"6.0 is outside the int8 range of input scale {x.q[0]}")
+        six = min(127, i8.quantize_f32(6.0, *x.q))
         return call("clip", g.value(x), a_min=x.q[1], a_max=six, span=op.span)
     y = i8.requantize(g.value(x), float(F32(x.q[0]) / F32(out.q[0])), x.q[1], out.q[1], op.span)
     return call("clip", y, a_min=max(-128, out.q[1]), a_max=127, span=op.span)

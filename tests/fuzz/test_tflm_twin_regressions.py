@@ -55,3 +55,18 @@ def test_seed1220_gather_output_shape_is_checked(tmp_path):
     (got,), _ = compile_and_run(model, [x], tmp_path)
     np.testing.assert_array_equal(want, x)
     np.testing.assert_array_equal(got, want)
+
+
+def test_seed1309_relu6_where_six_is_beyond_int8(tmp_path):
+    """RELU6 int8 whose 6.0 quantizes above 127 (scale 0.0139, zero point 114: 114 + 430) was refused
+    ("6.0 is outside the int8 range"); TFLM saturates it (FloatToQuantizedType) and clamps to
+    [zero point, 127]. Fixed in frontend/tflite_ops.py convert_relu."""
+    for q in ((0.013949704356491566, 114), (0.01, -100)):
+        net = Net()
+        x = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
+        y = net.op("RELU6", [net.input(x.shape, q)], net.act(x.shape, q))
+        model = net.build([y])
+        want = np.clip(x, q[1], 127).astype(np.int8)
+        np.testing.assert_array_equal(tflm_oneop().run(model, [x])[0], want)
+        (got,), _ = compile_and_run(model, [x], tmp_path)
+        np.testing.assert_array_equal(got, want)
