@@ -46,7 +46,8 @@ def zero_point(rng) -> int:
 
 
 def act_q(rng) -> tuple[float, int]:
-    return log_scale(rng, -10, 0), zero_point(rng)
+    """Activation (scale, zero point): scales 2^-10..2^0, a tenth 2^-16..2^4."""
+    return (log_scale(rng, -16, 4) if rng.random() < 0.1 else log_scale(rng, -10, 0)), zero_point(rng)
 
 
 def rescaled(rng, q, lo=-3.0, hi=3.0) -> tuple[float, int]:
@@ -103,6 +104,8 @@ def acc_scale(rng, in_q, ws, taps: int) -> float:
     """An output scale for a sum of ``taps`` products: about the real output's spread / 40 (|x - zp| and
     |w| around 70), times 2^U(-4, 3) so that requantization multipliers land on both sides of 1."""
     typical = in_q[0] * float(np.median(ws)) * 120 * math.sqrt(taps)
+    if rng.random() < 0.1:                    # multipliers up to 2^22: TFLM's left shift may wrap
+        return f32(typical * 2.0 ** rng.uniform(-30, -8))
     return f32(typical * 2.0 ** rng.uniform(-4, 3))
 
 
@@ -150,7 +153,7 @@ def conv_wrap(x, in_q, p) -> np.ndarray:
 
 
 def _conv_input(rng, depthwise: bool):
-    x_shape = (1 if rng.random() < 0.85 else 2, dim(rng, 10), dim(rng, 10), dim(rng, 7))
+    x_shape = (1 if rng.random() < 0.85 else 2, dim(rng, 10), dim(rng, 10), dim(rng, 7 if rng.random() < 0.8 else 24))
     in_q = act_q(rng)
     return x_shape, in_q, int8_data(rng, x_shape, in_q[1])
 

@@ -45,10 +45,11 @@ def draw_binary(rng, opcode: str) -> Draw:
         b_q = (a_q[0], b_q[1])
     a, b = int8_data(rng, a_shape, a_q[1]), int8_data(rng, b_shape, b_q[1])
     if opcode == "MUL":
-        out_q = (f32(a_q[0] * b_q[0] * 120 * 2.0 ** rng.uniform(-4, 4)), zero_point(rng))
+        out_q = (f32(a_q[0] * b_q[0] * 120 * 2.0 ** rng.uniform(-4, 4) * (2.0 ** -16 if rng.random() < 0.1 else 1)),
+                 zero_point(rng))
         wrap = bool(wraps(max_dev(a, a_q[1]) * max_dev(b, b_q[1]), _m((a_q[0], b_q[0]), (out_q[0],))))
     else:
-        out_q, wrap = rescaled(rng, (max(a_q[0], b_q[0]), 0), -2, 3), False
+        out_q, wrap = rescaled(rng, (max(a_q[0], b_q[0]), 0), -2 if rng.random() < 0.9 else -26, 3), False
     act, const_b = pick(rng, ACTS), rng.random() < 0.2
     net = Net()
     x_a = net.input(a_shape, a_q)
@@ -80,7 +81,7 @@ def draw_pool(rng, opcode: str) -> Draw:
 def draw_lut(rng, opcode: str) -> Draw:
     """SOFTMAX (beta), LOGISTIC, TANH (fixed output q), RELU, RELU6, LEAKY_RELU, HARD_SWISH."""
     x_shape = shape_of(rng, 1, 4)
-    in_q = (log_scale(rng, -8, 0), zero_point(rng))
+    in_q = (log_scale(rng, -8, 0) if rng.random() < 0.8 else log_scale(rng, -14, 4), zero_point(rng))
     fixed = {"SOFTMAX": (1 / 256, -128), "LOGISTIC": (1 / 256, -128), "TANH": (1 / 128, 0)}
     out_q = fixed.get(opcode) or (in_q if opcode == "RELU6" and rng.random() < 0.7 else rescaled(rng, in_q, -2, 2))
     net, params, wrap = Net(), dict(x=list(x_shape), in_q=list(in_q), out_q=list(out_q)), False
