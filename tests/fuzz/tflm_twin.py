@@ -57,7 +57,8 @@ OPS = {
     "TRANSPOSE": dm.draw_transpose, "STRIDED_SLICE": dm.draw_strided_slice, "SPLIT": P(dm.draw_split, opcode="SPLIT"),
     "SPLIT_V": P(dm.draw_split, opcode="SPLIT_V"), "GATHER": dm.draw_gather,
     "CONV+ADD": P(d2.draw_chain, kind="CONV+ADD"), "CONV+POOL": P(d2.draw_chain, kind="CONV+POOL"),
-    "DW+CONV": P(d2.draw_chain, kind="DW+CONV"),
+    "DW+CONV": P(d2.draw_chain, kind="DW+CONV"), "CONV+MEAN": P(d2.draw_chain2, kind="CONV+MEAN"),
+    "CONV+SOFTMAX": P(d2.draw_chain2, kind="CONV+SOFTMAX"), "CONV+LEAKY_RELU": P(d2.draw_chain2, kind="CONV+LEAKY_RELU"),
 }
 STATUSES = ("exact", "tflm wraps", "tflm refused", "tf refused", "failure")
 

@@ -207,3 +207,33 @@ def draw_chain(rng, kind: str) -> Draw:
         wrap = bool(np.any(wrap)) or bool(np.any(wraps(bound2, m2)))
         params.update(oc2=q2["oc"], out_q2=list(out_q2))
     return Draw(kind, net.build([out]), inputs, params, wrap)
+
+
+def draw_chain2(rng, kind: str) -> Draw:
+    """CONV+MEAN (a global average over H, W), CONV+SOFTMAX (over the channels), CONV+LEAKY_RELU."""
+    from tests.builders.tflm_cases import tflm_oneop
+    x_shape, in_q, x = _conv_input(rng, False)
+    p = conv_params(rng, x_shape, in_q, False)
+    net = Net()
+    y, y_shape = _conv_layer(net, net.input(x_shape, in_q), x_shape, in_q, p)
+    wrap, params = conv_wrap(x, in_q, p), dict(first=_conv_summary(x_shape, in_q, p))
+    if kind == "CONV+MEAN":
+        out_q = rescaled(rng, p["out_q"], -2, 2)
+        n = y_shape[1] * y_shape[2]
+        q, shift = tflm_oneop().quantize_multiplier(_m((p["out_q"][0],), (out_q[0],)))
+        shift -= min(n.bit_length() - 1, 32, 31 + shift)
+        wrap = bool(np.any(wrap)) or n * 255 * 2.0 ** max(shift, 0) >= 2.0 ** 31 - 1
+        keep = bool(rng.random() < 0.5)
+        out_shape = (y_shape[0], 1, 1, y_shape[3]) if keep else (y_shape[0], y_shape[3])
+        out = net.op("MEAN", [y, net.const(np.array([1, 2], np.int32))], net.act(out_shape, out_q), "ReducerOptions",
+                     keepDims=keep)
+        params.update(out_q=list(out_q), keep=keep)
+    elif kind == "CONV+SOFTMAX":
+        beta = 1.0 if rng.random() < 0.6 else f32(rng.uniform(0.1, 3))
+        out = net.op("SOFTMAX", [y], net.act(y_shape, (1 / 256, -128)), "SoftmaxOptions", beta=beta)
+        params.update(beta=beta)
+    else:
+        alpha, out_q = f32(rng.uniform(0.01, 1.5)), rescaled(rng, p["out_q"], -2, 2)
+        out = net.op("LEAKY_RELU", [y], net.act(y_shape, out_q), "LeakyReluOptions", alpha=alpha)
+        params.update(alpha=alpha, out_q=list(out_q))
+    return Draw(kind, net.build([out]), [x], params, wrap)
