@@ -25,6 +25,7 @@ import concurrent.futures as cf
 import functools
 import json
 import multiprocessing
+import re
 import shutil
 import sys
 import tempfile
@@ -71,12 +72,23 @@ def draw(seed: int, ops: list[str] | None = None) -> d1.Draw:
 
 # ----------------------------------------------------------------------------- the TFLM side
 def _tflm_run(model: bytes, inputs: list) -> list:
-    """In the worker process: TFLM's outputs, or the first line of its refusal as a str."""
+    """In the worker process: TFLM's outputs, or why it refused (its first stderr line) as a str. TFLM
+    prints its reasons on file descriptor 2, caught in a temporary file."""
+    import os
     from tests.builders.tflm_cases import tflm_oneop
-    try:
-        return tflm_oneop().run(model, inputs)
-    except Exception as e:  # noqa: BLE001 - TFLM's RuntimeError (and the editor's ValueError): refused
-        return f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as err:
+        os.dup2(err.fileno(), 2)
+        try:
+            return tflm_oneop().run(model, inputs)
+        except Exception as e:  # noqa: BLE001 - TFLM's RuntimeError (and the editor's ValueError): refused
+            err.seek(0)
+            said = [ln.strip() for ln in err.read().decode(errors="replace").splitlines() if ln.strip()]
+            return f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}" + \
+                (f" ({said[0][:200]})" if said else "")
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 class Tflm:
@@ -156,11 +168,12 @@ def check(d: d1.Draw, tflm: Tflm, work: Path) -> Outcome:
 # ----------------------------------------------------------------------------- campaign
 def campaign(seeds, ops: list[str] | None = None, log: str | None = None, show: bool = False,
              progress: bool = True) -> dict:
-    """Run every seed; returns {op: {status: count, 'seconds': s}} and the failures (seed, op, params, detail)."""
+    """Run every seed; returns the table {op: {status: count, 'seconds': s}}, the failures (seed, op, params,
+    detail) and the refusals' reasons {"op status: reason (numbers as #)": count}."""
     import warnings
     warnings.filterwarnings("ignore")
     table: dict[str, dict] = {}
-    failures = []
+    failures, reasons = [], {}
     tflm, work = Tflm(), Path(tempfile.mkdtemp(prefix="tf_twin_"))
     bar = None
     if progress and not show:
@@ -179,6 +192,9 @@ def campaign(seeds, ops: list[str] | None = None, log: str | None = None, show: 
             row = table.setdefault(op, {s: 0 for s in STATUSES} | {"seconds": 0.0})
             row[out.status] += 1
             row["seconds"] += time.time() - t0
+            if out.status in ("tflm refused", "tf refused"):
+                key = f"{op} {out.status}: {re.sub(r'[-0-9.e]{4,}', '#', out.detail)[:160]}"
+                reasons[key] = reasons.get(key, 0) + 1
             entry = {"seed": seed, "op": op, "status": out.status, "detail": out.detail,
                      "params": d.params if d is not None else None}
             if out.status == "failure":
@@ -197,7 +213,7 @@ def campaign(seeds, ops: list[str] | None = None, log: str | None = None, show: 
             bar.close()
         tflm.close()
         shutil.rmtree(work, ignore_errors=True)
-    return {"table": table, "failures": failures}
+    return {"table": table, "failures": failures, "reasons": reasons}
 
 
 def format_table(table: dict) -> str:
@@ -232,6 +248,8 @@ def main(argv=None) -> int:
     t0 = time.time()
     r = campaign(list(range(args.seed, args.seed + args.count)), ops, args.log, args.show)
     print(format_table(r["table"]))
+    for reason, n in sorted(r["reasons"].items()):
+        print(f"  {n:4d} x {reason}")
     for f in r["failures"]:
         print(f"FAIL seed {f['seed']} {f['op']}: {f['detail']}\n  params: {json.dumps(f['params'], default=str)}")
     print(f"{args.count} models in {time.time() - t0:.0f} s; {len(r['failures'])} failures"

@@ -23,13 +23,14 @@ def draw_concat(rng) -> Draw:
     axis = int(rng.integers(-rank, rank))
     shapes = [tuple(dim(rng, 4) if i == axis % rank else d for i, d in enumerate(base)) for _ in range(int(rng.integers(2, 5)))]
     q = act_q(rng)
+    qs = [q if rng.random() < 0.95 else act_q(rng) for _ in shapes]      # TFLM refuses unequal ones
     out_shape = list(base)
     out_shape[axis % rank] = sum(s[axis % rank] for s in shapes)
     net = Net()
-    ins = [net.input(s, q) for s in shapes]
+    ins = [net.input(s, qi) for s, qi in zip(shapes, qs)]
     y = net.op("CONCATENATION", ins, net.act(out_shape, q), "ConcatenationOptions", axis=axis, fusedActivationFunction=0)
-    return Draw("CONCATENATION", net.build([y]), [int8_data(rng, s, q[1]) for s in shapes],
-                dict(shapes=[list(s) for s in shapes], axis=axis, q=list(q)))
+    return Draw("CONCATENATION", net.build([y]), [int8_data(rng, s, qi[1]) for s, qi in zip(shapes, qs)],
+                dict(shapes=[list(s) for s in shapes], axis=axis, q=list(q), in_qs=[list(qi) for qi in qs]))
 
 
 def draw_pad(rng, opcode: str) -> Draw:
@@ -72,7 +73,7 @@ def draw_reshape(rng, opcode: str) -> Draw:
 
 
 def draw_transpose(rng) -> Draw:
-    x_shape, q = shape_of(rng, 1, 5, 5), act_q(rng)
+    x_shape, q = shape_of(rng, 1, 5 if rng.random() < 0.9 else 6, 5), act_q(rng)
     perm = [int(p) for p in rng.permutation(len(x_shape))]
     out = [x_shape[p] for p in perm]
     return _one("TRANSPOSE", x_shape, q, rng, lambda net, x: net.op("TRANSPOSE", [x, net.const(np.array(perm, np.int32))],

@@ -35,7 +35,7 @@ def _m(*scales_num_den) -> float:
 
 # ----------------------------------------------------------------------------- element-wise
 def draw_binary(rng, opcode: str) -> Draw:
-    a_shape = shape_of(rng)
+    a_shape = shape_of(rng, 1, 4 if rng.random() < 0.85 else 6, 5)
     b_shape = _bcast(rng, a_shape)
     if rng.random() < 0.3:
         a_shape, b_shape = b_shape, a_shape
@@ -64,7 +64,7 @@ def draw_pool(rng, opcode: str) -> Draw:
     x_shape = (dim(rng, 2), dim(rng, 10), dim(rng, 10), dim(rng, 7))
     q = act_q(rng)
     for _ in range(20):
-        f = (int(rng.integers(1, 5)), int(rng.integers(1, 5)))
+        f = (int(rng.integers(1, 7)), int(rng.integers(1, 7)))
         s = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
         pad = pick(rng, ["SAME", "VALID"])
         if all(tm.out_size(n, k, st, 1, pad) > 0 for n, k, st in zip(x_shape[1:3], f, s)):
