@@ -232,6 +232,7 @@ def draw_chain2(rng, kind: str) -> Draw:
         beta = 1.0 if rng.random() < 0.6 else f32(rng.uniform(0.1, 3))
         out = net.op("SOFTMAX", [y], net.act(y_shape, (1 / 256, -128)), "SoftmaxOptions", beta=beta)
         params.update(beta=beta)
+        wrap = bool(np.any(wrap))                    # softmax mixes the channels
     else:
         alpha, out_q = f32(rng.uniform(0.01, 1.5)), rescaled(rng, p["out_q"], -2, 2)
         out = net.op("LEAKY_RELU", [y], net.act(y_shape, out_q), "LeakyReluOptions", alpha=alpha)
