@@ -3,7 +3,8 @@
 # toolchains + qemu (Cortex-M, RISC-V) through apt when missing (sudo when not root), then a .venv
 # with the package and its test extra. `make bench`: instructions, flash and RAM per model and target.
 # `make conformance`: the ONNX node tests per op; `make fuzz`: thousands of random graphs vs onnxruntime;
-# `make fuzz-parsers`: 10,000 mutated .onnx and .tflite each must compile or give one clear error.
+# `make fuzz-parsers`: 10,000 mutated .onnx and .tflite each must compile or give one clear error;
+# `make fuzz-tflm`: thousands of random int8 one-op TFLite models byte-identical with TFLite Micro.
 
 PY      ?= python3
 VENV    := .venv
@@ -13,7 +14,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO    := build/demo
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-host run test sanitize bench conformance fuzz fuzz-parsers clean
+.PHONY: setup setup-host run test sanitize bench conformance fuzz fuzz-tflm fuzz-parsers clean
 
 $(VPY):
 	@$(PY) -m venv $(VENV) 2>/dev/null || { \
@@ -79,6 +80,15 @@ FUZZ_COUNT ?= 3000
 FUZZ_SEED  ?= 1000
 fuzz: setup
 	$(VPY) -m tests.fuzz.generator --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) $(FUZZ_ARGS)
+
+# TFLM twins (tests/fuzz/tflm_twin.py): TFLM_FUZZ_COUNT random int8 one-op (and two-op chain) TFLite models,
+# every op tinyfuse has a TFLite twin for, compiled → gcc → run and compared with TFLite Micro byte for byte;
+# prints op | models | exact | tflm wraps | tflm refused | tf refused | failures | seconds; failures (seed, op,
+# parameters) are logged to build/fuzz/tflm_twin_failures.jsonl and make the target fail
+TFLM_FUZZ_COUNT ?= 2000
+TFLM_FUZZ_SEED  ?= 0
+fuzz-tflm: setup-host
+	$(VPY) -m tests.fuzz.tflm_twin --count $(TFLM_FUZZ_COUNT) --seed $(TFLM_FUZZ_SEED) $(TFLM_FUZZ_ARGS)
 
 # parser fuzzing (tests/fuzz/parsers.py): PARSER_FUZZ_COUNT hypothesis-drawn mutants of .onnx and of .tflite
 # through compile_model and PARSER_FUZZ_CLI of each through `python -m tinyfuse compile`; one summary line

@@ -236,16 +236,15 @@ CONVERTERS["TANH"] = (3, unary("tanh"))
 @converter("RELU", "RELU6", max_version=3)
 def convert_relu(g: Graph, op: Op):
     """TFLM int8 RELU requantizes to the output's scale (float32 ratio) and clamps at the output's
-    zero point; RELU6 clamps the raw input to [zp_in, zp_in + round(6 / s_in)] without rescaling."""
+    zero point; RELU6 clamps the raw input to [zp_in, min(127, zp_in + round(6 / s_in))] without
+    rescaling (TFLM's FloatToQuantizedType saturates 6.0 to the int8 range)."""
     x, out = op.inputs[0], op.outputs[0]
     if not is_int8(out):
         if op.name == "RELU":
             return call("nn.relu", g.value(x), span=op.span)
         return call("clip", g.value(x), a_min=0.0, a_max=6.0, span=op.span)
     if op.name == "RELU6":
-        six = i8.quantize_f32(6.0, *x.q)
-        if not -128 <= six <= 127:
-            raise op.error(f"6.0 is outside the int8 range of input scale {x.q[0]}")
+        six = min(127, i8.quantize_f32(6.0, *x.q))
         return call("clip", g.value(x), a_min=x.q[1], a_max=six, span=op.span)
     y = i8.requantize(g.value(x), float(F32(x.q[0]) / F32(out.q[0])), x.q[1], out.q[1], op.span)
     return call("clip", y, a_min=max(-128, out.q[1]), a_max=127, span=op.span)
@@ -360,15 +359,17 @@ def convert_mean(g: Graph, op: Op):
 
 @converter("QUANTIZE", max_version=3)
 def convert_quantize(g: Graph, op: Op):
-    """int8 → int8: TFLM's requantize, exact. float → int8: qnn.quantize, whose float32 division and
-    ties-to-even rounding can differ from TFLM (double division, ties away from zero) by one step
-    where x / scale lands on (or within an ulp of) a half."""
+    """int8 → int8: TFLM's requantize, exact. float → int8: qnn.quantize as TFLM's AffineQuantize
+    (reference_ops/quantize.h): x / float(scale) in float32, rounded half away from zero."""
     x, out = op.inputs[0], op.outputs[0]
     if out.dtype == "uint8" and is_int8(x) and out.quantized:    # a uint8 model output (microWakeWord)
         return call("qnn.quantize", real(g, x, op), scale=out.q[0], zero_point=out.q[1], axis=1,
                     out_dtype="uint8", span=op.span)
     if not is_int8(out):
         raise op.error(f"QUANTIZE to {out.dtype} is not supported (int8, and uint8 from int8)")
+    if x.dtype == "float32" and x.data is None:
+        return call("qnn.quantize", g.value(x), scale=out.q[0], zero_point=out.q[1], axis=1, out_dtype="int8",
+                    rounding="half_away", span=op.span)
     return finish(real(g, x, op), op)
 
 

@@ -122,9 +122,8 @@ def convert_gather(g: Graph, op: Op):
         raise op.error(f"indices {idx.reshape(-1)[:8].tolist()} out of range for dim {n}")
     _same_q(op, x, [out])
     idx = np.where(idx < 0, idx + n, idx)
-    y = call("take", g.value(x), indices=tuple(int(i) for i in idx.reshape(-1)), indices_shape=idx.shape,
-             axis=axis, span=op.span)
-    return reshape(y, out.shape, op.span)
+    return call("take", g.value(x), indices=tuple(int(i) for i in idx.reshape(-1)), indices_shape=idx.shape,
+                axis=axis, span=op.span)
 
 
 @converter("PRELU", max_version=1)

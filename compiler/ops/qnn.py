@@ -32,17 +32,22 @@ def _per_axis(v, x: np.ndarray, axis):
 
 @register_op
 class Quantize(OpDef):
-    """q = saturate(round_half_even(x / scale) + zero_point) (ONNX QuantizeLinear-13)."""
+    """q = saturate(round(x / scale) + zero_point), x / scale in float32; ``rounding`` "half_even"
+    (ONNX QuantizeLinear-13) or "half_away" (TFLite's AffineQuantize: ``TfLiteRound`` = std::round,
+    ties away from zero, reference_ops/quantize.h)."""
     name, c_expr, pattern, num_inputs = "qnn.quantize", "quantize", OpPattern.ELEMWISE, 1
-    attrs = {"scale": 1.0, "zero_point": 0, "axis": 1, "out_dtype": "int8"}
+    attrs = {"scale": 1.0, "zero_point": 0, "axis": 1, "out_dtype": "int8", "rounding": "half_even"}
 
     def infer(self, args, attrs):
+        if attrs["rounding"] not in ("half_even", "half_away"):
+            raise TinyfuseError(f"qnn.quantize rounding {attrs['rounding']!r} (half_even or half_away)")
         return TensorType(args[0].shape, attrs["out_dtype"])
 
-    def compute(self, x, scale, zero_point, axis, out_dtype):
+    def compute(self, x, scale, zero_point, axis, out_dtype, rounding="half_even"):
         s = _per_axis(np.float32(scale) if np.ndim(scale) == 0 else np.asarray(scale, np.float32), x, axis)
         z = _per_axis(zero_point, x, axis)
-        q = np.rint(x.astype(np.float32) / s).astype(np.float64) + z
+        v = (x.astype(np.float32) / s).astype(np.float64)
+        q = (np.rint(v) if rounding == "half_even" else np.sign(v) * np.floor(np.abs(v) + 0.5)) + z
         return quant.saturate(q, out_dtype)
 
 
