@@ -7,10 +7,12 @@ recurrent and streaming work, each with its independent oracle:
 - stateful .tflite models run frame after frame (``FamilyModel.frames``; the multi-model harness
   resets the state region once and runs every frame with the state carried), oracle one TFLite Micro
   interpreter invoked frame after frame (it keeps its variable tensors and resource variables):
-  SVDF float and int8 (nn.svdf, qnn.svdf), UNIDIRECTIONAL_SEQUENCE_LSTM int8 (qnn.lstm), and the
-  microWakeWord-like ring-buffer model of tests/builders/tflm_state.py (16-byte step: the
-  ring_buffer pass turns its shift into a moving window of the state region that wraps within the
-  frames run here).
+  SVDF float and int8 (nn.svdf, qnn.svdf), UNIDIRECTIONAL_SEQUENCE_LSTM int8 and float (qnn.lstm,
+  nn.lstm), the microWakeWord-like ring-buffer model of tests/builders/tflm_state.py (16-byte step:
+  the ring_buffer pass turns its shift into a moving window of the state region that wraps within
+  the frames run here), its read-after-write and variable-tensor models;
+- an ONNX LSTM with state inputs and outputs compiled ``stateful`` (h_in=h_out, c_in=c_out), oracle
+  onnxruntime with the state fed back.
 """
 from __future__ import annotations
 
@@ -81,19 +83,47 @@ def tflm_frames(model: bytes, frames: list[list[np.ndarray]], n_outputs: int) ->
     return [np.stack([o[k] for o in outs]) for k in range(n_outputs)]
 
 
-def _stateful(name, model: bytes, shape, dtype, n_frames, n_outputs=1, tol=None, seed=0):
+def _stateful(name, model: bytes, shape, dtype, n_frames, n_outputs=1, tol=None, seed=0, carries=True):
+    """``n_frames`` random frames and TFLM's outputs; ``carries``: the state matters (the last frame
+    run from the reset state gives another output 0 than after the earlier frames)."""
     FamilyModel, _ = _family()
     rng = np.random.default_rng(seed)
     xs = (rng.integers(-128, 128, (n_frames, *shape)).astype(np.int8) if dtype == "int8"
           else rng.standard_normal((n_frames, *shape)).astype(np.float32))
     want = tflm_frames(model, [[x] for x in xs], n_outputs)
+    if carries:
+        assert not np.array_equal(tflm_frames(model, [[xs[-1]]], 1)[0][0], want[0][-1]), f"{name}: state unused"
     return FamilyModel(name, model, [xs], want, tol=tol, frames=n_frames)
 
 
+def onnx_stream_lstm(name: str, frames: int = 6, hidden: int = 5, inp: int = 3):
+    """A one-step ONNX LSTM with its h / c state as graph inputs and outputs (the PyTorch export),
+    compiled with ``stateful`` pairs (h_in=h_out, c_in=c_out); oracle onnxruntime with the state fed
+    back, starting from zeros (``<name>_reset``). Output: Y [1, 1, 1, hidden] of every frame."""
+    FamilyModel, _ = _family()
+    from tests.builders.float_models import model_of
+    h0 = np.zeros((1, 1, hidden), np.float32)
+    model = model_of([N("LSTM", ["x", "W", "R", "B", "", "h_in", "c_in"], ["Y", "h_out", "c_out"],
+                        hidden_size=hidden)], {"x": rand(1, 1, inp), "h_in": h0, "c_in": h0},
+                     ["Y", "h_out", "c_out"], 14,
+                     {"W": rand(1, 4 * hidden, inp, seed=1), "R": rand(1, 4 * hidden, hidden, seed=2),
+                      "B": rand(1, 8 * hidden, seed=3)})
+    xs = rand(frames, 1, 1, inp, seed=4)
+    h, c, ys = h0, h0, []
+    for x in xs:
+        y, h, c = ort_run(model, {"x": x, "h_in": h, "c_in": c})
+        ys.append(y)
+    assert not np.allclose(ort_run(model, {"x": xs[-1], "h_in": h0, "c_in": h0})[0], ys[-1], atol=1e-4)
+    return FamilyModel(name, model, [xs], [np.stack(ys)], tol=1e-4, frames=frames,
+                       options={"stateful": (("h_in", "h_out"), ("c_in", "c_out"))})
+
+
 def stateful_models() -> list:
-    """SVDF float / int8 (int16 and int8 state), int8 LSTM, the ring-buffer streaming model."""
+    """SVDF float / int8 (int16 and int8 state), LSTM int8 and float, the ring-buffer streaming model,
+    a read of a state after its write in one frame, a variable tensor nothing assigns, and an ONNX
+    LSTM with state inputs / outputs compiled ``stateful``."""
     from tests.builders.tflm_lstm import lstm
-    from tests.builders.tflm_state import ring_model
+    from tests.builders.tflm_state import read_after_write_model, ring_model, variable_tensor_model
     from tests.builders.tflm_svdf import svdf
     return [
         _stateful("s_svdf_float", svdf(2, 5, 6, 4, 3, state="float32", activation="RELU"), (2, 5), "float32", 6,
@@ -102,7 +132,12 @@ def stateful_models() -> list:
         _stateful("s_svdf_int8_state", svdf(2, 5, 4, 3, 1, state="int8", state_q=(0.02, 3)), (2, 5), "int8", 5,
                   seed=2),
         _stateful("s_lstm_int8", lstm(2, 3, 4, 5), (2, 3, 4), "int8", 5, seed=3),
+        _stateful("s_lstm_float", lstm(1, 2, 3, 4, seed=5, int8=False, time_major=True), (2, 1, 3), "float32", 4,
+                  tol=1e-5, seed=5),
         _stateful("s_ring_buffer", ring_model(5, 16), (1, 1, 16), "int8", 14, n_outputs=2, seed=4),
+        _stateful("s_read_after_write", read_after_write_model(16), (1, 1, 16), "int8", 3, seed=6),
+        _stateful("s_variable_tensor", variable_tensor_model(6, 5), (1, 6), "int8", 2, seed=7, carries=False),
+        onnx_stream_lstm("s_onnx_stream_lstm"),
     ]
 
 
