@@ -4,10 +4,13 @@ without paying a compiler start-up, a link and a sanitizer runtime start per mod
 
     exe = build_host_multi(results, workdir, sanitize=True, guard=256, arena_fill=0xA5)
     outs = run_host_multi(exe, results, inputs)      # outs[m][i]: output i of model m
+    outs = run_host_multi(exe, results, inputs, frames=[1, 8])   # model 1: 8 frames, [8, *shape] each
 
 Each model runs in its own arena between two guard regions (``guard`` bytes of
-``host.GUARD_PATTERN``, checked after its run; poisoned for AddressSanitizer during it), models in
-list order. Models compiled for an Arm target with arm_dsp / arm_mve kernels build too when
+``host.GUARD_PATTERN``, checked after each frame; poisoned for AddressSanitizer during it), models in
+list order. A stateful model (``result.states``) gets a state region between guard regions too,
+filled like the arena, then ``<name>_reset(state)`` once and ``<name>_run(arena, state)`` per frame.
+Models compiled for an Arm target with arm_dsp / arm_mve kernels build too when
 ``simd_host`` is set: ``runtime_c/include/tinyfuse/simd_host.h`` (the SIMD primitives and the few
 Helium intrinsics in portable C) is force-included in place of the shipped ``tinyfuse_simd.h``.
 """
@@ -78,27 +81,32 @@ def _compile_units(cc: str, flags: list[str], units: list[Path], obj_dir: Path, 
     return objects
 
 
-def run_host_multi(exe: str | Path, results, inputs: list[list[np.ndarray]],
+def run_host_multi(exe: str | Path, results, inputs: list[list[np.ndarray]], frames: list[int] | None = None,
                    timeout: float = 300) -> list[list[np.ndarray]]:
-    """Run every model once (``inputs[m]``: the inputs of model m, any dtype castable) in one process;
-    returns ``outs[m][i]``. TinyfuseError with the program's stderr when it exits non-zero (a
-    sanitizer report, a guard hit: exit 3, a run status: exit 4)."""
+    """Run every model (``inputs[m]``: the inputs of model m, any dtype castable) in one process;
+    returns ``outs[m][i]``. ``frames[m]`` (default 1) frames of model m run one after the other
+    (the arena and the state carried): then ``inputs[m][i]`` holds its frames back to back (e.g.
+    ``[frames, *shape]``) and ``outs[m][i]`` has shape ``[frames, *shape]`` when frames > 1.
+    TinyfuseError with the program's stderr when it exits non-zero (a sanitizer report, a guard
+    hit: exit 3, a run status: exit 4)."""
     exe = Path(exe)
+    frames = list(frames) if frames is not None else [1] * len(results)
     io_dir = exe.parent / "io"
     shutil.rmtree(io_dir, ignore_errors=True)
     io_dir.mkdir(parents=True)
-    for r, xs in zip(results, inputs):
+    for r, xs, n in zip(results, inputs, frames):
         for i, (t, x) in enumerate(zip(r.inputs, xs)):
-            arr = np.ascontiguousarray(np.asarray(x).astype(t.dtype).reshape(t.shape))
+            arr = np.ascontiguousarray(np.asarray(x).astype(t.dtype).reshape((n, *t.shape)))
             (io_dir / f"{r.name}_in{i}.bin").write_bytes(arr.tobytes())
     env = {"ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0:exitcode=86",
            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=87"}
-    proc = subprocess.run([str(exe), str(io_dir)], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **env})
+    proc = subprocess.run([str(exe), str(io_dir), *map(str, frames)], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **env})
     if proc.returncode:
         raise TinyfuseError(f"generated models exited with {proc.returncode}: {proc.stderr[:3000]}")
-    return [[np.frombuffer((io_dir / f"{r.name}_out{i}.bin").read_bytes(), dtype=t.dtype).reshape(t.shape)
-             for i, t in enumerate(r.outputs)] for r in results]
+    return [[np.frombuffer((io_dir / f"{r.name}_out{i}.bin").read_bytes(), dtype=t.dtype)
+             .reshape((n, *t.shape) if n > 1 else t.shape) for i, t in enumerate(r.outputs)]
+            for r, n in zip(results, frames)]
 
 
 __all__ = ["SIMD_HOST_HEADER", "build_host_multi", "run_host_multi"]

@@ -55,6 +55,7 @@ class FamilyModel:
     step: float = 1.0                       # one output step (the output scale when the output is float)
     targets: tuple[str, ...] = ()           # default: ARM_TARGETS[name], else host only
     siblings_with_copies: bool = False      # compile with fuse_horizontal.VIEWS_ONLY off
+    frames: int = 1                         # > 1: inputs and want are [frames, *shape], run frame after frame
     options: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -264,4 +265,7 @@ def int8_qdq_models(tmp: Path) -> list[FamilyModel]:
 
 
 def all_models(tmp: Path) -> list[FamilyModel]:
-    return float_models() + int8_tflm_models() + int8_qdq_models(tmp)
+    """Every family model; the recurrent, border-pad, pool-indices, resize-taps and stateful ones come
+    from tests/builders/sanit_families_state.py."""
+    from tests.builders.sanit_families_state import onnx_new_models, stateful_models
+    return float_models() + int8_tflm_models() + int8_qdq_models(tmp) + onnx_new_models() + stateful_models()

@@ -25,8 +25,11 @@ under ASan/UBSan on the host; their results must still equal the oracle. What th
 is the shipped simd.h's own intrinsic bodies: those run on qemu (tests/target/test_simd_kernels.py).
 
 ``test_every_lowering_family_is_covered`` fails when a registered lowering (lower.registry.LOWERINGS),
-a registered SIMD variant (VARIANTS), the poly-fused chain (ref and DSP stages), an in-place kernel or
-an in-place rule of the memory plan appears in no model here: a new op family needs its model in sanit_families.py.
+a registered SIMD variant (VARIANTS), the poly-fused chain (ref and DSP stages), an in-place kernel,
+an in-place rule of the memory plan, the resize taps kernel, a stateful model or a ring-buffer state
+appears in no model here: a new op family needs its model in sanit_families.py (or
+sanit_families_state.py). Stateful models run several frames (``FamilyModel.frames``): the harness
+resets their state region (between guard regions too) once and carries it from frame to frame.
 """
 from __future__ import annotations
 
@@ -47,6 +50,10 @@ EXTRA_SANITIZE = ["-fsanitize=float-cast-overflow"]   # Cast float -> int8/int32
 JOBS = min(2, os.cpu_count() or 1)      # translation units compiled at a time (the CI machine has 2 cores)
 
 
+# the taps loop of lower/resize_taps.py (codegen_templates/resize/taps.c.j2: cubic, antialias, crop)
+TAPS_LOOP = "tf_ky"
+
+
 def kernel_tags(kernel) -> set[str]:
     """The coverage tags of one kernel: its lowering family (the LOWERINGS key: the anchor op, or
     ``elemwise``), and for a non-portable kernel ``family@variant`` (arm_dsp, arm_mve, inplace,
@@ -62,6 +69,8 @@ def kernel_tags(kernel) -> set[str]:
             tags.add("fused_chain@arm_dsp")
     elif v != "ref":
         tags.add(f"{fam}@{v}")
+    if fam == "nn.resize2d" and TAPS_LOOP in str(kernel.code):
+        tags.add("nn.resize2d@taps")
     return tags
 
 
@@ -70,14 +79,19 @@ INPLACE_RULES = ("elementwise", "residual_add", "dw_plane", "pixel_buffer", "fus
 
 
 def result_tags(result) -> set[str]:
-    """The kernel tags of every kernel, and ``inplace:<rule>`` for each in-place choice of the plan."""
+    """The kernel tags of every kernel, ``inplace:<rule>`` for each in-place choice of the plan, and
+    ``state`` / ``state@ring_buffer`` for a stateful model (with a ring-buffer state: passes/ring_buffer.py)."""
+    states = {"state"} if result.states else set()
+    if any(s.ring_step for s in result.states):
+        states.add("state@ring_buffer")
     return ({t for k in result.kernels for t in kernel_tags(k)}
-            | {f"inplace:{o.rule}" for o in result.memory.inplace.values()})
+            | {f"inplace:{o.rule}" for o in result.memory.inplace.values()} | states)
 
 
 def required_tags() -> set[str]:
     return (set(LOWERINGS) | {f"{op}@{v}" for op, vs in VARIANTS.items() for v, _ in vs}
-            | {"fused_chain", "fused_chain@arm_dsp", "qnn.conv2d@inplace"} | {f"inplace:{r}" for r in INPLACE_RULES})
+            | {"fused_chain", "fused_chain@arm_dsp", "qnn.conv2d@inplace", "nn.resize2d@taps", "state",
+               "state@ring_buffer"} | {f"inplace:{r}" for r in INPLACE_RULES})
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +111,7 @@ def suite(tmp_path_factory):
     assert not errors, "\n".join(errors)
     results = [r for _, _, r in runs]
     plain = run_host_multi(build_host_multi(results, tmp / "plain", simd_host=True, jobs=JOBS), results,
-                           [e.inputs for e, _, _ in runs])
+                           [e.inputs for e, _, _ in runs], [e.frames for e, _, _ in runs])
     print(f"\nfamilies: {len(runs)} compiled models, models + compile + plain build {time.perf_counter() - t0:.1f} s")
     return runs, plain, tmp
 
@@ -123,7 +137,8 @@ def test_every_family_clean_under(config, suite):
     results = [r for _, _, r in runs]
     t0 = time.perf_counter()
     exe = build_host_multi(results, tmp / config, simd_host=True, jobs=JOBS, **opts)   # -Werror: a warning fails
-    outs = run_host_multi(exe, results, [e.inputs for e, _, _ in runs])    # a sanitizer report or guard hit fails
+    outs = run_host_multi(exe, results, [e.inputs for e, _, _ in runs],    # a sanitizer report or guard hit fails
+                          [e.frames for e, _, _ in runs])
     print(f"\n{config}: {len(results)} models built and run in {time.perf_counter() - t0:.1f} s")
     bad = [f"{r.name} output {i}: {int(np.sum(g != w))} of {w.size} differ"
            for r, got, want in zip(results, outs, plain) for i, (g, w) in enumerate(zip(got, want))
@@ -180,3 +195,16 @@ def test_multi_asan_reports_a_read_before_an_arena(tmp_path):
     x = np.zeros((1, 3, 8, 8), np.float32)
     with pytest.raises(TinyfuseError, match="AddressSanitizer"):
         run_host_multi(exe, results, [[x], [x]])
+
+
+def test_multi_guard_names_a_write_past_the_state_region(tmp_path):
+    """A stateful model (the ring-buffer model of tests/builders/tflm_state.py) that writes one byte
+    past its state region in its run: the state guard catches it after the first frame (exit 3)."""
+    from tinyfuse.driver import compile_model
+    from tests.builders.tflm_state import ring_model
+    result = compile_model(ring_model(5, 16), name="rg")
+    head, marker, tail = result.files["rg.c"].rpartition("  return 0;\n}")     # the end of rg_run
+    result.files["rg.c"] = head + "  ((uint8_t *)state)[RG_STATE_SIZE + 5] = 1;\n" + marker + tail
+    exe = build_host_multi([result], tmp_path, guard=64)
+    with pytest.raises(TinyfuseError, match="exited with 3.*rg: state guard overwritten: byte 5 after the state"):
+        run_host_multi(exe, [result], [[np.zeros((3, 1, 1, 16), np.int8)]], frames=[3])
