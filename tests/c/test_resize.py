@@ -74,6 +74,21 @@ def test_float_onnx_scales_vs_onnxruntime(tmp_path, scales, mode, ctm, nearest_m
     assert_close_to(got, want, 1e-5)
 
 
+@pytest.mark.parametrize("mode,nearest_mode", [("nearest", "round_prefer_ceil"), ("nearest", "round_prefer_floor"),
+                                               ("linear", "")])
+def test_pytorch_half_pixel_one_output_row_from_a_fractional_length(tmp_path, mode, nearest_mode):
+    """pytorch_half_pixel maps x to 0 only when length_resized <= 1; with scales, length_resized = in · scale
+    (3 · 0.5 = 1.5: one output row, but the (x + 0.5) / s - 0.5 formula applies). The ONNX reference does
+    so; onnxruntime tests the integer output size instead (graph fuzzer seed 2795: conv then this Resize)."""
+    model = onnx_resize((1, 1, 3, 2), scales=(1, 1, 0.5, 3.0), opset=13,
+                        **_attrs(mode, "pytorch_half_pixel", nearest_mode))
+    x = np.arange(6, dtype=np.float32).reshape(1, 1, 3, 2)
+    (got,), _ = compile_and_run(model, [x], tmp_path)
+    want = ReferenceEvaluator(model).run(None, {"X": x})[0]
+    assert got.shape == want.shape == (1, 1, 1, 6)
+    assert_close_to(got, want, 1e-6)
+
+
 @pytest.mark.parametrize("nearest_mode", ["floor", "round_prefer_ceil"])
 def test_tf_half_pixel_for_nn_opset11(tmp_path, nearest_mode):
     """Resize-11's tf_half_pixel_for_nn ((x + 0.5) / scale; gone from Resize-13's spec), upgraded to 13."""

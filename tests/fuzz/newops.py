@@ -51,6 +51,8 @@ def _resize(b, x, shape, layer):
         return
     if layer["coord"] == "align_corners" and (oh != h * sh or ow != w * sw):
         return   # in·scale not whole: ONNX's length_resized (in·scale, tinyfuse) and onnxruntime's (out) differ
+    if layer["coord"] == "pytorch_half_pixel" and ((oh == 1 and h * sh != 1) or (ow == 1 and w * sw != 1)):
+        return   # the same split on "length_resized > 1" (seed 2795; tests/c/test_resize.py)
     attrs = dict(mode=layer["mode"], coordinate_transformation_mode=layer["coord"])
     if layer["mode"] == "nearest":
         attrs["nearest_mode"] = layer["nearest"]
