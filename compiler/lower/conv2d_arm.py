@@ -26,6 +26,7 @@ def conv_geometry(anchor) -> ConvGeom:
     a = anchor.attrs
     require(a["data_layout"] == "NHWC" and a["kernel_layout"] == "OHWI",
             f"layout {a['data_layout']}/{a['kernel_layout']}, not NHWC/OHWI")
+    require(a["input_layout"] is None, "input read through its NCHW layout (im2col reads NHWC pixels): portable C")
     return ConvGeom.of_call(anchor)
 
 

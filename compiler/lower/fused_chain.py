@@ -82,8 +82,9 @@ def _stage_bodies(i, geo, st, mc, anchor, epi, pool, plan, rings, chain, t) -> d
         a2 = affine((c["a"], geo.sh), (c["r"], geo.dh), (str(-geo.pt), 1))
         b2 = affine((c["b"], geo.sw), (c["s"], geo.dw), (str(-geo.pl), 1))
         ci = affine((c["g"], geo.Cg), (c["c"], 1))
-        x = src_ring(a2, b2, ci, c["j"]) if src_ring else \
-            f"p{st.src[1]}[{affine((a2, geo.W * geo.C), (b2, geo.C), (ci, 1))}]"
+        xi = affine((ci, geo.H * geo.W), (a2, geo.W), (b2, 1)) if geo.nchw_input else \
+            affine((a2, geo.W * geo.C), (b2, geo.C), (ci, 1))
+        x = src_ring(a2, b2, ci, c["j"]) if src_ring else f"p{st.src[1]}[{xi}]"
         wi = affine((k_of(c), geo.KH * geo.KW * geo.Cg), (c["r"], geo.KW * geo.Cg), (c["s"], geo.Cg), (c["c"], 1))
         return t.S_mac(x, f"{wname}[{wi}]", 0 if fold else offset)
 
@@ -100,7 +101,7 @@ def _stage_bodies(i, geo, st, mc, anchor, epi, pool, plan, rings, chain, t) -> d
 
 def _dsp_kind(geo: ConvGeom, options) -> str | None:
     """'conv' / 'dw' when the stage has a DSP form and ``options.chain_dsp``, else None (portable C)."""
-    if not options.chain_dsp:
+    if not options.chain_dsp or geo.nchw_input:    # the DSP stages read NHWC pixel runs: portable C
         return None
     if geo.G == 1:
         return "conv"

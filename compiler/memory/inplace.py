@@ -148,7 +148,7 @@ def _conv(fn: Function):
     if got is None:
         return None
     anchor, _, g = got
-    if not isinstance(anchor.args[0], Var):
+    if not isinstance(anchor.args[0], Var) or g.nchw_input:     # the access models read X as NHWC
         return None
     return fn.params.index(anchor.args[0]), g
 

@@ -4,6 +4,9 @@ Layouts: ``data_layout`` 'NCHW' (ONNX Conv-11) with ``kernel_layout`` 'OIHW', or
 (the CMSIS-NN arm_convolve_s8 weight order) after ``convert_layout``. ``padding`` is
 (top, left, bottom, right). Output size: floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1.
 Depthwise is groups == C_in (channel multiplier = C_out / groups).
+``input_layout`` 'NCHW' (set by ``passes/fold_input_transpose`` on an NHWC conv whose input was a
+transposed NCHW model input): the input tensor is stored NCHW and read through that permutation, the
+computation and the output stay in ``data_layout``; None: the input is stored in ``data_layout``.
 """
 import numpy as np
 
@@ -29,12 +32,12 @@ class Conv2D(OpDef):
     name, pattern, num_inputs = "nn.conv2d", OpPattern.OUT_ELEMWISE_FUSABLE, 2
     horizontal, cost_feature = "conv", True   # cost family: from the geometry (cost.analytical.family)
     attrs = {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
-             "data_layout": "NCHW", "kernel_layout": "OIHW"}
+             "data_layout": "NCHW", "kernel_layout": "OIHW", "input_layout": None}
 
     @staticmethod
     def dims(x: TensorType, w: TensorType, attrs):
         """(N, C, H, W) of the input and (O, I, KH, KW) of the weights, whatever the layouts."""
-        n, c, h, wd = to_nchw(np.empty(x.shape, np.bool_), attrs["data_layout"]).shape
+        n, c, h, wd = to_nchw(np.empty(x.shape, np.bool_), attrs.get("input_layout") or attrs["data_layout"]).shape
         kshape = w.shape if attrs["kernel_layout"] == "OIHW" else (w.shape[0], w.shape[3], w.shape[1], w.shape[2])
         return (n, c, h, wd), kshape
 
@@ -53,8 +56,8 @@ class Conv2D(OpDef):
         shape = (n, o, oh, ow) if attrs["data_layout"] == "NCHW" else (n, oh, ow, o)
         return TensorType(shape, x.dtype)
 
-    def compute(self, x, w, strides, padding, dilation, groups, data_layout, kernel_layout):
-        xn = to_nchw(x, data_layout).astype(np.float64)
+    def compute(self, x, w, strides, padding, dilation, groups, data_layout, kernel_layout, input_layout=None):
+        xn = to_nchw(x, input_layout or data_layout).astype(np.float64)
         wn = (w if kernel_layout == "OIHW" else w.transpose(0, 3, 1, 2)).astype(np.float64)
         (sh, sw), (dh, dw), (pt, pl, pb, pr) = strides, dilation, padding
         n, c, h, wd = xn.shape

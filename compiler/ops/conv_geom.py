@@ -12,6 +12,9 @@ Kernel-shape notions, each with its own name:
 - ``unpadded``: no padding on any side (with ``is_1x1``: every tap reads a real input pixel);
 - ``is_pointwise``: 1x1, stride 1, unpadded: output pixel p reads exactly input pixel p, so the
   input can be read in place as the reduction's rows (no im2col);
+- ``nchw_input``: the input is stored N x C x H x W (``input_layout`` 'NCHW', a model input read
+  through its layout transpose); consumers that read the input as NHWC bytes (SIMD im2col, in-place
+  rules) decline such a conv, the portable readers index it as [n, c, h, w];
 - ``depthwise``: G == C with channel multiplier M = 1 (TinyEngine's depthwise; a conv with C = 1 and
   K > 1 is not one).
 """
@@ -26,7 +29,7 @@ from ..ir.group import MalformedGroup, split_group
 @dataclass(frozen=True)
 class ConvGeom:
     """Sizes of an NHWC conv (module doc). All fields are ints; ``N`` is last so that hand-built
-    batch-1 geometries can omit it."""
+    batch-1 geometries can omit it (and ``nchw_input``)."""
 
     H: int
     W: int
@@ -49,6 +52,7 @@ class ConvGeom:
     pr: int
     zp: int
     N: int = 1
+    nchw_input: bool = False
 
     @staticmethod
     def of_call(conv: Call) -> ConvGeom:
@@ -58,13 +62,14 @@ class ConvGeom:
         if a["data_layout"] != "NHWC" or a["kernel_layout"] != "OHWI":
             raise ValueError(f"layout {a['data_layout']}/{a['kernel_layout']}, not NHWC/OHWI")
         x, w = conv.args
-        N, H, W, C = x.ty.shape
+        nchw = a.get("input_layout") == "NCHW"
+        N, H, W, C = (x.ty.shape[0], *x.ty.shape[2:], x.ty.shape[1]) if nchw else x.ty.shape
         K, KH, KW, Cg = w.ty.shape
         _, OH, OW, _ = conv.ty.shape
         G = a["groups"]
         (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["strides"], a["dilation"], a["padding"]
         return ConvGeom(H, W, C, OH, OW, K, KH, KW, G, K // G, Cg, sh, sw, dh, dw, pt, pl, pb, pr,
-                        int(a.get("input_zero_point", 0)), N)
+                        int(a.get("input_zero_point", 0)), N, nchw)
 
     @property
     def depthwise(self) -> bool:

@@ -22,6 +22,7 @@ from .convert_layout import convert_layout
 from .eliminate_dead_code import eliminate_dead_code
 from .fold_batchnorm import fold_batchnorm
 from .fold_constant import fold_constant
+from .fold_input_transpose import fold_input_transpose
 from .fold_pad import fold_pad
 from .fold_views import fold_views
 from .fuse_horizontal import fuse_horizontal
@@ -59,6 +60,7 @@ PASSES = [
     ("fold_pad", _without_options(fold_pad)),                    # explicit Pad/PAD into conv/pool padding
     ("fuse_horizontal", _without_options(fuse_horizontal)),      # siblings on one input (Q/K/V) → one op
     ("fold_views", _without_options(fold_views)),                # head split/merge as index maps of matmuls
+    ("fold_input_transpose", fold_input_transpose),             # convs read an NCHW model input through its transpose
     ("fuse_ops", _without_options(fuse_ops)),                    # anchor + epilogue groups → Primitive Functions
     ("wrap_kernels", _without_options(wrap_kernels)),            # ops left outside a group: one Function each
     ("check_overflow", _without_options(check_overflow)),        # int32 accumulators in range, else a warning

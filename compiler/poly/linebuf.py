@@ -222,7 +222,8 @@ def proof_model(plan: ChainPlan, param_shapes: dict[int, tuple[int, int, int]]):
                f"0 <= c < {g.Cg} and a2 = {g.sh}a + {g.dh}r - {g.pt} and b2 = {g.sw}b + {g.dw}s - {g.pl} "
                f"and 0 <= r < {g.KH} and 0 <= s < {g.KW} and 0 <= a2 < {g.H} and 0 <= b2 < {g.W}")
         if st.src[0] == "param":
-            rd = acc(rd, isl.UnionMap(f"{{ {head} -> X{st.src[1]}[a2, b2, ci] : exists r, s, c, q, m: {win} }}"))
+            x = "[ci, a2, b2]" if g.nchw_input else "[a2, b2, ci]"     # param_shapes: its stored (C, H, W)
+            rd = acc(rd, isl.UnionMap(f"{{ {head} -> X{st.src[1]}{x} : exists r, s, c, q, m: {win} }}"))
         else:
             p = st.src[1]
             rd = acc(rd, isl.UnionMap(f"{{ {head} -> LB{p}[x0, x1, ci] : exists a2, b2, r, s, c, q, m: "

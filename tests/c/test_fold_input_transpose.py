@@ -1,0 +1,87 @@
+"""fold_input_transpose in C (issue 14): the first conv / depthwise reads an NCHW model input through
+its layout transpose, so no transpose kernel copies the image. int8 .tflite graphs shaped as the TFLite
+converter writes PyTorch models (NCHW input + TRANSPOSE + PAD + VALID conv; tests/builders/tflite_pad.py)
+give TFLM's output bit for bit with the pass on and off, through the poly-fused chain and through the
+portable conv kernel alone (poly_fuse off); a float ONNX NCHW Pad → Conv equals onnxruntime. On a DSP
+target the transpose kernel stays (the SIMD kernels read NHWC pixel runs)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.builders.onnx_pad import CASES, X
+from tests.builders.tflite_pad import Graph, pytorch_style_block
+from tests.conftest import assert_close_to, compile_and_run, ort_run, require_programs, tflm_run
+
+OFF = ("fold_input_transpose",)
+
+
+def _transposes(result) -> int:
+    return sum("transpose" in k.name for k in result.kernels)
+
+
+def nchw_first(kind: str, seed: int = 0, h: int = 10, w: int = 14) -> bytes:
+    """NCHW (1, 3, h, w) input → TRANSPOSE → PAD → 3x3/2 ``kind`` ('conv' or 'depthwise') → 1x1 conv; a
+    non-square image, so that a swapped H/W in the permuted reads shows."""
+    g = Graph((1, 3, h, w), (0.02, -3), seed, nchw=True)
+    g.pad(((1, 1), (1, 1))).conv(8, 3, stride=2, depthwise=kind == "depthwise")
+    return g.conv(8, 1).build()
+
+
+def _run_both(model: bytes, x: np.ndarray, tmp_path, disabled=()):
+    """TFLM's output and {pass on/off: CompileResult}; the C equals TFLM both ways."""
+    require_programs("gcc")
+    (want,) = tflm_run(model, [x])
+    assert len(np.unique(want)) > 4, f"degenerate TFLM output {np.unique(want)}"
+    runs = {}
+    for label, off in (("on", ()), ("off", OFF)):
+        d = tmp_path / label
+        d.mkdir()
+        (got,), result = compile_and_run(model, [x], d, disabled_passes=disabled + off, kernels="ref")
+        np.testing.assert_array_equal(got, want, err_msg=f"fold_input_transpose {label} vs TFLM")
+        runs[label] = result
+    return runs
+
+
+@pytest.mark.parametrize("kind", ["conv", "depthwise"])
+@pytest.mark.parametrize("disabled", [(), ("poly_fuse",)])
+def test_int8_first_conv_reads_the_nchw_input(kind, disabled, tmp_path):
+    x = np.random.default_rng(4).integers(-128, 128, (1, 3, 10, 14), dtype=np.int8)
+    runs = _run_both(nchw_first(kind, 1), x, tmp_path, disabled)
+    assert _transposes(runs["off"]) == 1 and _transposes(runs["on"]) == 0
+    assert runs["on"].arena_bytes < runs["off"].arena_bytes, (runs["on"].arena_bytes, runs["off"].arena_bytes)
+
+
+def test_pytorch_style_block_arena_equals_the_nhwc_model(tmp_path):
+    """The NCHW model with the transpose read through plans no more arena than its NHWC twin."""
+    x = np.random.default_rng(5).integers(-128, 128, (1, 3, 12, 12), dtype=np.int8)
+    runs = _run_both(pytorch_style_block(0, nchw=True), x, tmp_path)
+    from tinyfuse.driver import compile_model
+    nhwc = compile_model(pytorch_style_block(0, nchw=False), kernels="ref")
+    assert _transposes(runs["on"]) == 0
+    assert runs["on"].arena_bytes <= nhwc.arena_bytes, (runs["on"].arena_bytes, nhwc.arena_bytes)
+
+
+def test_float_onnx_nchw_conv_equals_onnxruntime(tmp_path):
+    require_programs("gcc")
+    model, _ = CASES["conv-asym-zero"]
+    (want,) = ort_run(model, {"x": X})
+    outs, kernels = {}, {}
+    for label, off in (("on", ()), ("off", OFF)):
+        d = tmp_path / label
+        d.mkdir()
+        (outs[label],), result = compile_and_run(model, [X], d, disabled_passes=off)
+        assert_close_to(np.asarray(outs[label]), want)
+        kernels[label] = [k.name for k in result.kernels]
+    # the output's NHWC → NCHW transpose stays; the input's is read through by the conv
+    assert kernels["on"] == ["k0_fused_conv2d", "k1_fused_transpose"], kernels
+    assert len(kernels["off"]) == 3 and "transpose" in kernels["off"][0], kernels
+    np.testing.assert_allclose(outs["on"], outs["off"], rtol=0, atol=1e-5)
+
+
+def test_dsp_target_keeps_the_transpose_kernel():
+    """cortex-m4 lowers qnn.conv2d with arm_dsp (im2col of NHWC pixels): the pass leaves it alone."""
+    from tinyfuse.driver import compile_model
+    result = compile_model(nchw_first("conv"), target="cortex-m4")
+    assert _transposes(result) == 1, [k.name for k in result.kernels]
+    assert any(k.variant == "arm_dsp" for k in result.kernels)
