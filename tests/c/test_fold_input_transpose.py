@@ -28,6 +28,16 @@ def nchw_first(kind: str, seed: int = 0, h: int = 10, w: int = 14) -> bytes:
     return g.conv(8, 1).build()
 
 
+def nchw_chain(seed: int = 0, h: int = 40, w: int = 56) -> bytes:
+    """pytorch_style_block on a non-square NCHW image (TRANSPOSE → PAD → 3x3/2 conv → 1x1 conv → PAD →
+    3x3 depthwise → PAD → 3x3/2 depthwise → 1x1 conv), large enough that poly_fuse makes its first
+    four convs one line-buffered chain whose first stage reads the NCHW input."""
+    g = Graph((1, 3, h, w), (0.02, -3), seed, nchw=True)
+    g.pad(((0, 1), (0, 1))).conv(8, 3, stride=2).conv(16, 1)
+    g.pad(((1, 1), (1, 1))).conv(0, 3, depthwise=True)
+    return g.pad(((1, 1), (1, 1))).conv(0, 3, stride=2, depthwise=True).conv(8, 1).build()
+
+
 def _run_both(model: bytes, x: np.ndarray, tmp_path, disabled=()):
     """TFLM's output and {pass on/off: CompileResult}; the C equals TFLM both ways."""
     require_programs("gcc")
@@ -48,6 +58,14 @@ def _run_both(model: bytes, x: np.ndarray, tmp_path, disabled=()):
 def test_int8_first_conv_reads_the_nchw_input(kind, disabled, tmp_path):
     x = np.random.default_rng(4).integers(-128, 128, (1, 3, 10, 14), dtype=np.int8)
     runs = _run_both(nchw_first(kind, 1), x, tmp_path, disabled)
+    assert _transposes(runs["off"]) == 1 and _transposes(runs["on"]) == 0
+    assert runs["on"].arena_bytes < runs["off"].arena_bytes, (runs["on"].arena_bytes, runs["off"].arena_bytes)
+
+
+def test_int8_poly_fused_chain_reads_the_nchw_input(tmp_path):
+    x = np.random.default_rng(6).integers(-128, 128, (1, 3, 40, 56), dtype=np.int8)
+    runs = _run_both(nchw_chain(2), x, tmp_path)
+    assert "polyfused" in runs["on"].kernels[0].name, [k.name for k in runs["on"].kernels]
     assert _transposes(runs["off"]) == 1 and _transposes(runs["on"]) == 0
     assert runs["on"].arena_bytes < runs["off"].arena_bytes, (runs["on"].arena_bytes, runs["off"].arena_bytes)
 
