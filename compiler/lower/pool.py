@@ -1,6 +1,7 @@
 """max/avg pool2d (+ epilogue). Padding and the ceil_mode tail are domain cuts; the average divisor
 (ONNX AveragePool count_include_pad rule, dilated taps counted one by one) is computed at compile
-time: a literal when every window has the same count, else a const table [OH][OW] in flash."""
+time: a literal when every window has the same count, else a const table [OH][OW] in flash. An NHWC
+pool with ``input_layout`` 'NCHW' reads its input at [n, c, ih, iw] (passes/fold_input_transpose)."""
 import numpy as np
 
 from ..codegen.templates import c_literal, template
@@ -35,7 +36,8 @@ def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
     a = anchor.attrs
     kind = {"nn.max_pool2d": "max", "nn.avg_pool2d": "avg", "qnn.avg_pool2d": "qavg"}[anchor.op]
     nhwc = a["layout"] == "NHWC"
-    N, H, W, C = x.ty.shape if nhwc else (x.ty.shape[0],) + x.ty.shape[2:] + (x.ty.shape[1],)
+    x_nhwc = (a["input_layout"] or a["layout"]) == "NHWC"
+    N, H, W, C = x.ty.shape if x_nhwc else (x.ty.shape[0],) + x.ty.shape[2:] + (x.ty.shape[1],)
     OH, OW = anchor.ty.shape[1:3] if nhwc else anchor.ty.shape[2:4]
     (KH, KW), (sh, sw), (pt, pl, _, _) = a["pool_size"], a["strides"], a["padding"]
     dh, dw = a.get("dilation", (1, 1))
@@ -57,12 +59,12 @@ def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
     rd, sd = ("r" if dh == 1 else f"{dh}r"), ("s" if dw == 1 else f"{dw}s")
     taps = f"0 <= r < {KH} and 0 <= s < {KW} and 0 <= {sh}h + {rd} - {pt} < {H} and 0 <= {sw}w + {sd} - {pl} < {W}"
 
-    def idx(n, h, w, c):
-        return [n, h, w, c] if nhwc else [n, c, h, w]
+    def idx(n, h, w, c, layout_nhwc=nhwc):
+        return [n, h, w, c] if layout_nhwc else [n, c, h, w]
 
     def acc(n, h, w, c, r, s):
         ih, iw = affine((h, sh), (r, dh), (str(-pt), 1)), affine((w, sw), (s, dw), (str(-pl), 1))
-        return t.S_acc(kind, f"p0[{flat_index(x.ty.shape, idx(n, ih, iw, c))}]")
+        return t.S_acc(kind, f"p0[{flat_index(x.ty.shape, idx(n, ih, iw, c, x_nhwc))}]")
 
     def store(n, h, w, c):
         o = idx(n, h, w, c)

@@ -6,6 +6,8 @@ onnxruntime rule; onnx shape inference before opset 22 gets this wrong, so we co
 Window tap r of output row i reads input row i·s + r·d - pt. Average pooling divides by the number of
 taps inside the image (``count_include_pad=0``) or inside image + explicit pads (``=1``); taps in the
 extra ceil_mode region never count. GlobalAveragePool is avg_pool2d over the whole image.
+``input_layout`` 'NCHW' on an NHWC pool: the input is stored NCHW and read through that permutation
+(``passes/fold_input_transpose``, as ``nn.conv2d``); None: stored in ``layout``.
 """
 import numpy as np
 
@@ -28,13 +30,14 @@ class Pool2D(OpDef):
     pattern, num_inputs = OpPattern.OUT_ELEMWISE_FUSABLE, 1
     cost_family = "pool"
     attrs = {"pool_size": (1, 1), "strides": (1, 1), "padding": (0, 0, 0, 0), "ceil_mode": False,
-             "count_include_pad": False, "layout": "NCHW", "dilation": (1, 1)}
+             "count_include_pad": False, "layout": "NCHW", "dilation": (1, 1),
+             "input_layout": None}
 
     def infer(self, args, attrs):
         (x,) = args
         if x.ndim != 4:
             raise TinyfuseError(f"{self.name}: need a 4-D input, got {x.shape}")
-        n, c, h, w = to_nchw(np.empty(x.shape, np.bool_), attrs["layout"]).shape
+        n, c, h, w = to_nchw(np.empty(x.shape, np.bool_), attrs.get("input_layout") or attrs["layout"]).shape
         (kh, kw), (sh, sw), (pt, pl, pb, pr) = attrs["pool_size"], attrs["strides"], attrs["padding"]
         dh, dw = attrs.get("dilation", (1, 1))
         oh = pool_out_size(h, kh, sh, pt, pb, attrs["ceil_mode"], dh)
@@ -43,8 +46,9 @@ class Pool2D(OpDef):
             raise TinyfuseError(f"{self.name}: empty output for input {h}x{w}, window {kh}x{kw}")
         return TensorType((n, c, oh, ow) if attrs["layout"] == "NCHW" else (n, oh, ow, c), x.dtype)
 
-    def compute(self, x, pool_size, strides, padding, ceil_mode, count_include_pad, layout, dilation=(1, 1)):
-        xn = to_nchw(x, layout).astype(np.float64)
+    def compute(self, x, pool_size, strides, padding, ceil_mode, count_include_pad, layout, dilation=(1, 1),
+                input_layout=None):
+        xn = to_nchw(x, input_layout or layout).astype(np.float64)
         n, c, h, w = xn.shape
         (kh, kw), (sh, sw), (pt, pl, pb, pr), (dh, dw) = pool_size, strides, padding, dilation
         oh, ow = pool_out_size(h, kh, sh, pt, pb, ceil_mode, dh), pool_out_size(w, kw, sw, pl, pr, ceil_mode, dw)

@@ -35,7 +35,7 @@ class MaxPool2DIndices(Pool2D):
         return TensorType(super().infer(args, attrs).shape, "int64")
 
     def compute(self, x, pool_size, strides, padding, ceil_mode, count_include_pad, layout, dilation=(1, 1),
-                storage_order=0):
+                storage_order=0, input_layout=None):     # NCHW only (infer): input_layout is never set
         n, c, h, w = x.shape
         (kh, kw), (sh, sw), (pt, pl, pb, pr), (dh, dw) = pool_size, strides, padding, dilation
         oh, ow = pool_out_size(h, kh, sh, pt, pb, ceil_mode, dh), pool_out_size(w, kw, sw, pl, pr, ceil_mode, dw)

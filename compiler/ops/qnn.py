@@ -214,8 +214,9 @@ class QAvgPool2D(Pool2D):
             raise TinyfuseError(f"qnn.avg_pool2d: dilation {attrs['dilation']} has no int8 kernel")
         return super().infer(args, attrs)
 
-    def compute(self, x, pool_size, strides, padding, ceil_mode, count_include_pad, layout, dilation=(1, 1)):
-        xn = x.astype(np.int64) if layout == "NCHW" else x.astype(np.int64).transpose(0, 3, 1, 2)
+    def compute(self, x, pool_size, strides, padding, ceil_mode, count_include_pad, layout, dilation=(1, 1),
+                input_layout=None):
+        xn = x.astype(np.int64) if (input_layout or layout) == "NCHW" else x.astype(np.int64).transpose(0, 3, 1, 2)
         n, c, h, w = xn.shape
         (kh, kw), (sh, sw), (pt, pl, pb, pr) = pool_size, strides, padding
         oh, ow = pool_out_size(h, kh, sh, pt, pb, ceil_mode), pool_out_size(w, kw, sw, pl, pr, ceil_mode)

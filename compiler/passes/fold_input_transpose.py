@@ -13,10 +13,12 @@ where it lies:
 (``ops/conv.py``: the input is stored NCHW and read as x[n, c, h, w]; computation and output stay
 NHWC, so the values are those of the original graph exactly: only the addressing of the reads
 changes.) Legal when ``x`` is a model input (not state), the transpose is the NCHW → NHWC one and
-every user of the transpose is an ``nn.conv2d`` / ``qnn.conv2d`` with ``data_layout`` 'NHWC' that
-the portable kernel lowers: ``first_variant(op, options.variants) == 'ref'``. Where a SIMD variant
-would lower the conv (arm_dsp, arm_mve: their im2col and in-place pixel buffers read NHWC pixel
-runs) the transpose kernel stays, a correct fallback. Pools and other readers are not folded.
+every user of the transpose is an NHWC conv or pool the portable kernel lowers: an ``nn.conv2d`` /
+``qnn.conv2d`` with ``data_layout`` 'NHWC' and ``first_variant(op, options.variants) == 'ref'``, or an
+``nn.max_pool2d`` / ``nn.avg_pool2d`` / ``qnn.avg_pool2d`` with ``layout`` 'NHWC' (``input_layout``
+likewise, ``ops/pool.py``). Where a SIMD variant would lower the conv (arm_dsp, arm_mve: their im2col
+and in-place pixel buffers read NHWC pixel runs) the transpose kernel stays, a correct fallback; so
+it does for any other reader (an element-wise op, a reshape, a model output).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ..ir import Call, IRModule, Var, call, rewrite, users
 from ..options import first_variant
 
 CONVS = ("nn.conv2d", "qnn.conv2d")
+POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "qnn.avg_pool2d")     # portable kernels only (lower/pool.py)
 NCHW_TO_NHWC = (0, 2, 3, 1)
 
 
@@ -32,13 +35,15 @@ def _is(e, *ops) -> bool:
 
 
 def _foldable(e, variants) -> bool:
-    """An NHWC conv whose input is stored as its data_layout and which the portable kernel lowers."""
+    """An NHWC conv or pool whose input is stored in its layout and which the portable kernel lowers."""
+    if _is(e, *POOLS):
+        return e.attrs["layout"] == "NHWC" and e.attrs["input_layout"] is None
     return (_is(e, *CONVS) and e.attrs["data_layout"] == "NHWC" and e.attrs["input_layout"] is None
             and first_variant(e.op, variants) == "ref")
 
 
 def fold_input_transpose(mod: IRModule, options) -> IRModule:
-    """Rewrite every conv reading ``transpose(x, [0, 2, 3, 1])`` of a 4-D model input ``x`` to read
+    """Rewrite every conv or pool reading ``transpose(x, [0, 2, 3, 1])`` of a 4-D model input ``x`` to read
     ``x`` with ``input_layout='NCHW'`` (module doc); the transpose, left without users, vanishes."""
     params = mod.main.params
     inputs = {id(p) for p in params[:len(params) - len(mod.states)]}
@@ -51,7 +56,7 @@ def fold_input_transpose(mod: IRModule, options) -> IRModule:
                 and all(_foldable(u, options.variants) for u in uses[id(t)]))
 
     def visit(node, orig):
-        if not (_is(orig, *CONVS) and folds(orig.args[0])):
+        if not (_is(orig, *CONVS, *POOLS) and folds(orig.args[0])):
             return None
         t = node.args[0]
         attrs = {**node.attrs, "input_layout": "NCHW"}

@@ -28,6 +28,12 @@ def nchw_first(kind: str, seed: int = 0, h: int = 10, w: int = 14) -> bytes:
     return g.conv(8, 1).build()
 
 
+def nchw_pool(seed: int = 0, h: int = 11, w: int = 15) -> bytes:
+    """NCHW (1, 3, h, w) input → TRANSPOSE → 3x3/2 MAX_POOL_2D → 1x1 conv."""
+    g = Graph((1, 3, h, w), (0.02, -3), seed, nchw=True)
+    return g.max_pool(3, 2).conv(8, 1).build()
+
+
 def nchw_chain(seed: int = 0, h: int = 40, w: int = 56) -> bytes:
     """pytorch_style_block on a non-square NCHW image (TRANSPOSE → PAD → 3x3/2 conv → 1x1 conv → PAD →
     3x3 depthwise → PAD → 3x3/2 depthwise → 1x1 conv), large enough that poly_fuse makes its first
@@ -62,6 +68,12 @@ def test_int8_first_conv_reads_the_nchw_input(kind, disabled, tmp_path):
     assert runs["on"].arena_bytes < runs["off"].arena_bytes, (runs["on"].arena_bytes, runs["off"].arena_bytes)
 
 
+def test_int8_max_pool_reads_the_nchw_input(tmp_path):
+    x = np.random.default_rng(7).integers(-128, 128, (1, 3, 11, 15), dtype=np.int8)
+    runs = _run_both(nchw_pool(3), x, tmp_path)
+    assert _transposes(runs["off"]) == 1 and _transposes(runs["on"]) == 0
+
+
 def test_int8_poly_fused_chain_reads_the_nchw_input(tmp_path):
     x = np.random.default_rng(6).integers(-128, 128, (1, 3, 40, 56), dtype=np.int8)
     runs = _run_both(nchw_chain(2), x, tmp_path)
@@ -80,9 +92,12 @@ def test_pytorch_style_block_arena_equals_the_nhwc_model(tmp_path):
     assert runs["on"].arena_bytes <= nhwc.arena_bytes, (runs["on"].arena_bytes, nhwc.arena_bytes)
 
 
-def test_float_onnx_nchw_conv_equals_onnxruntime(tmp_path):
+@pytest.mark.parametrize("case, first", [("conv-asym-zero", "k0_fused_conv2d"),
+                                         ("maxpool-minus-inf", "k0_fused_max_pool2d"),
+                                         ("avgpool-zero", "k0_fused_avg_pool2d")])
+def test_float_onnx_nchw_conv_and_pools_equal_onnxruntime(case, first, tmp_path):
     require_programs("gcc")
-    model, _ = CASES["conv-asym-zero"]
+    model, _ = CASES[case]
     (want,) = ort_run(model, {"x": X})
     outs, kernels = {}, {}
     for label, off in (("on", ()), ("off", OFF)):
@@ -92,7 +107,7 @@ def test_float_onnx_nchw_conv_equals_onnxruntime(tmp_path):
         assert_close_to(np.asarray(outs[label]), want)
         kernels[label] = [k.name for k in result.kernels]
     # the output's NHWC → NCHW transpose stays; the input's is read through by the conv
-    assert kernels["on"] == ["k0_fused_conv2d", "k1_fused_transpose"], kernels
+    assert kernels["on"] == [first, "k1_fused_transpose"], kernels
     assert len(kernels["off"]) == 3 and "transpose" in kernels["off"][0], kernels
     np.testing.assert_allclose(outs["on"], outs["off"], rtol=0, atol=1e-5)
 
