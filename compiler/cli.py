@@ -38,10 +38,29 @@ EXIT_CODES_HELP = """exit codes:
 
 def _non_negative(text: str) -> int:
     """argparse type of --seed (numpy's seeds) and --scratch-bytes: a non-negative integer."""
-    v = int(text)
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got '{text}'") from None
     if v < 0:
         raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {v}")
     return v
+
+
+def _positive(text: str) -> int:
+    """argparse type of --frames: an integer >= 1."""
+    v = _non_negative(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return v
+
+
+class _JoinPairs(argparse.Action):
+    """--stateful given several times: the IN=OUT lists joined (as one comma-separated list)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, f"{before},{values}" if before else values)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -66,8 +85,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="working-set budget of a poly-fused kernel's line buffers (default: the target's)")
     p.add_argument("--tuning-records", metavar="FILE", help="JSON lines from `tinyfuse tune`: apply the measured "
                    "best choices (kernel variant per kernel, poly_fuse on/off, scratch budget)")
-    p.add_argument("--stateful", metavar="IN=OUT,...", help="graph input/output pairs (names) that carry state "
-                   "between runs: each IN becomes persistent state, updated from OUT after every run, zeroed by reset")
+    p.add_argument("--stateful", metavar="IN=OUT,...", action=_JoinPairs, help="graph input/output pairs (names) that carry state "
+                   "between runs: each IN becomes persistent state, updated from OUT after every run, zeroed by reset "
+                   "(repeatable)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -105,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "input and count exact matches (automatic for a .tflite model)")
     r.add_argument("--per-layer", action="store_true", help="compare every kernel's output with the numpy "
                    "reference and name the first diverging layer (host)")
-    r.add_argument("--frames", type=_non_negative, default=0, metavar="N", help="run N consecutive frames (a "
+    r.add_argument("--frames", type=_positive, default=None, metavar="N", help="run N consecutive frames (a "
                    "streaming model keeps its state between them; --input: first axis = frames, else seeded random) "
                    "and compare every frame with TFLite Micro's stateful interpreter")
     b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target", **_epilog)
@@ -267,8 +287,8 @@ def cmd_run(args) -> int:
     result = _compile(args)
     if args.frames or result.states:            # a stateful model runs frames from its reset state
         if args.per_layer and result.states:
-            raise TinyfuseError("--per-layer traces one stateless inference; this model keeps state "
-                                "(use --frames N)")
+            raise TinyfuseError("--per-layer traces one stateless inference; it does not combine with a "
+                                "stateful model (run it with --frames N alone)")
         return _run_frames(args, target, result)
     inputs = load_inputs(args.input, result.inputs, args.seed)
     outs, board = _build_and_run(result, target, inputs, args.keep)
@@ -298,7 +318,7 @@ def cmd_run(args) -> int:
 def _run_frames(args, target, result) -> int:
     """``run --frames N``: every frame against the oracle (harness/frames.py); exit 1 on a mismatch."""
     from .harness.frames import frame_inputs, frames_text, run_frames
-    frames = frame_inputs(args.input, result.inputs, max(args.frames, 1), args.seed)
+    frames = frame_inputs(args.input, result.inputs, args.frames or 1, args.seed)
     from .driver import stateful_pairs
     pairs = stateful_pairs(args.stateful) if args.stateful else ()
     summary = {"tinyfuse_version": __version__, **run_frames(args.model, result, target, frames, args.keep, pairs)}

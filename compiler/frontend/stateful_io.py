@@ -38,7 +38,8 @@ def _index(names: list[str], name: str, what: str, available: list[str]) -> int:
 
 def mark_stateful(mod: IRModule, pairs) -> IRModule:
     """``mod`` with each (input, output) pair of ``pairs`` turned into persistent state (module
-    docstring). TinyfuseError for an unknown name, a name used twice, or a shape/dtype mismatch."""
+    docstring). TinyfuseError for an unknown name, a name used twice, a shape/dtype mismatch, or pairs that
+    leave no per-frame input or output."""
     pairs = tuple(pairs)
     if not pairs:
         return mod
@@ -50,6 +51,10 @@ def mark_stateful(mod: IRModule, pairs) -> IRModule:
     outputs = [_index(out_names, b, "output", out_names) for _, b in pairs]
     if len(set(ins)) != len(ins) or len(set(outputs)) != len(outputs):
         raise TinyfuseError(f"--stateful: an input or output is named twice in {list(pairs)}")
+    if len(ins) == len(in_names) or len(outputs) == len(out_names):
+        left = "input" if len(ins) == len(in_names) else "output"
+        raise TinyfuseError(f"--stateful {','.join(f'{a}={b}' for a, b in pairs)}: no graph {left} is left "
+                            f"that is not state (a streaming model needs a per-frame {left})")
     states = []
     for (a, b), i, o in zip(pairs, ins, outputs):
         ti, to = params[i].ty, outs[o].ty
