@@ -8,7 +8,6 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tinyfuse.driver import compile_model
-from tinyfuse.errors import TinyfuseError
 from tests.fuzz.generator import check_spec, quiet
 
 
@@ -104,13 +103,18 @@ def test_fuzz_regression(case):
         assert not float_ops, f"{case}: int8 model computes {float_ops} in float"
 
 
-def test_per_axis_dequantize_of_an_activation_is_a_clear_error():
+def test_per_axis_dequantize_of_an_activation(tmp_path):
     """ONNX node test test_dequantizelinear_axis crashed code generation (a per-channel scale array
-    printed as a float). Now a TinyfuseError at the node (frontend/onnx_quant.py)."""
+    printed as a float); then it was refused; now it compiles (frontend/onnx_quant_axis.py: per-slice
+    dequantize) and equals the hand-computed s[c] · (x − z[c])."""
+    from tinyfuse.harness import build_host, run_host
     x = helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 3, 2, 2])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     node = helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], name="dq", axis=1)
-    g = helper.make_graph([node], "g", [x], [y], [numpy_helper.from_array(np.array([1, 2, 3], np.float32), "s"),
-                                                 numpy_helper.from_array(np.array([0, 1, 2], np.uint8), "z")])
-    with pytest.raises(TinyfuseError, match=r"node 'dq' \(DequantizeLinear, opset 13\): per-axis dequantization"):
-        compile_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+    s, z = np.array([1, 2, 3], np.float32), np.array([0, 1, 2], np.uint8)
+    g = helper.make_graph([node], "g", [x], [y], [numpy_helper.from_array(s, "s"), numpy_helper.from_array(z, "z")])
+    result = compile_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+    xv = np.arange(12, dtype=np.uint8).reshape(1, 3, 2, 2) * 20
+    (got,) = run_host(build_host(result, tmp_path), result, [xv])
+    want = s.reshape(1, 3, 1, 1) * (xv.astype(np.float32) - z.reshape(1, 3, 1, 1).astype(np.float32))
+    np.testing.assert_array_equal(got, want)
