@@ -3,7 +3,8 @@ with onnxruntime (float: |C − ORT| ≤ 1e-4 · max|ORT|) and, for int8 QDQ gra
 real-arithmetic oracle (harness/real_oracle.py: every int8 kernel within 1 LSB of the real arithmetic of
 its ops, on its own C inputs) and with the compiler's own numpy reference (``run_module(result.module,
 inputs)`` must equal the C output exactly); the LSB difference to onnxruntime, which requantizes in
-float, is recorded and, for graphs quantized by onnxruntime's quantizer, bounded by ``LSB_LIMIT``.
+float, is recorded and, for graphs quantized by onnxruntime's quantizer, bounded by ``LSB_LIMIT`` unless a kernel
+amplifies one input LSB beyond it (``_lsb_gain``: then recorded, not judged).
 Half the int8 graphs draw their quantization by hand (tests/fuzz/handqdq.py: weight scales 2^-20..2^4
 per channel, multipliers > 1, zero points at -128/127), and half the rank-4 graphs get layers of the
 newer ops (tests/fuzz/newops.py: Resize, ConvTranspose, PRelu, Slice, Split, Gather, Expand, Tile).
@@ -444,6 +445,28 @@ def output_scales(model: onnx.ModelProto) -> list[float | None]:
     return out
 
 
+def _lsb_gain(result) -> float:
+    """The largest factor by which one int8 kernel turns a 1-LSB change of an input into output LSBs:
+    its requantize's real multiplier (s_in·s_w/s_out, or s_in/s_out), times 127 (the largest |W_q|) when
+    a weighted op feeds it. Two implementations each within 1 LSB of real arithmetic per kernel can end
+    that many output LSBs apart after such a kernel (seed 7177: s_in·|w|/s_out = 24.5, 25 LSB from
+    onnxruntime)."""
+    from tinyfuse.ir import Call, Function, post_order
+    gain = 1.0
+    for step in result.steps:
+        fn = step.call.op
+        for node in post_order(fn.body) if isinstance(fn, Function) else ():
+            real = node.attrs.get("real_multiplier") if isinstance(node, Call) else None
+            if not real:
+                continue
+            src = node.args[0]
+            while isinstance(src, Call) and src.op == "add":        # the bias add between conv and requantize
+                src = src.args[0]
+            weighted = isinstance(src, Call) and any(k in str(src.op) for k in ("conv", "matmul", "dense"))
+            gain = max(gain, float(np.max(np.abs(real))) * (127.0 if weighted else 1.0))
+    return gain
+
+
 def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path | None = None,
                 lsb_limit: int | None = LSB_LIMIT) -> Outcome:
     """The whole differential check of one model (see Outcome). ``lsb_limit`` None: the int8 LSB
@@ -512,7 +535,12 @@ def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path 
             if s:
                 lsb = max(lsb, int(np.max(np.rint(np.abs(o.astype(np.float64) - r.astype(np.float64)) / s))))
         if lsb_limit is not None and lsb > lsb_limit:
-            return Outcome("mismatch_ort", f"{lsb} LSB from onnxruntime (limit {lsb_limit})", lsb=lsb, **info)
+            gain = _lsb_gain(result)
+            if gain <= lsb_limit:
+                return Outcome("mismatch_ort", f"{lsb} LSB from onnxruntime (limit {lsb_limit}; largest per-LSB gain "
+                               f"{gain:.2f})", lsb=lsb, **info)
+            return Outcome("ok", f"{lsb} LSB from onnxruntime: a kernel amplifies one input LSB {gain:.1f}x "
+                           "(recorded, not judged: every kernel is within 1 LSB of real arithmetic)", lsb=lsb, **info)
         return Outcome("ok", lsb=lsb, **info)
     finally:
         if own:
