@@ -49,16 +49,16 @@ def window_attrs(node: Node, nsp: int):
     return strides, dil, pads
 
 
-def padding(node: Node, size, kernel, strides, dil, pads) -> tuple[int, int, int, int]:
-    """(top, left, bottom, right) from ``pads`` or ``auto_pad`` (ONNX Conv-11 rules: SAME_UPPER puts
+def window_pads(node: Node, size, kernel, strides, dil, pads) -> list[int]:
+    """Per-axis begin pads then end pads from ``pads`` or ``auto_pad`` (ONNX rules: SAME_UPPER puts
     the odd pixel at the end, SAME_LOWER at the beginning)."""
     auto_pad = node.attr("auto_pad", "NOTSET")
     if auto_pad in ("NOTSET", ""):
         if min(pads) < 0:
             raise node.error(f"pads {pads} must be non-negative")
-        return pads[0], pads[1], pads[2], pads[3]
+        return list(pads)
     if auto_pad == "VALID":
-        return 0, 0, 0, 0
+        return [0] * 2 * len(size)
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
         raise node.error(f"auto_pad '{auto_pad}' is not valid (NOTSET, SAME_UPPER, SAME_LOWER or VALID)")
     begin, end = [], []
@@ -67,7 +67,13 @@ def padding(node: Node, size, kernel, strides, dil, pads) -> tuple[int, int, int
         small, big = total // 2, total - total // 2
         begin.append(small if auto_pad == "SAME_UPPER" else big)
         end.append(big if auto_pad == "SAME_UPPER" else small)
-    return begin[0], begin[1], end[0], end[1]
+    return begin + end
+
+
+def padding(node: Node, size, kernel, strides, dil, pads) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) of a 2-D window: :func:`window_pads` (ONNX Conv-11 rules)."""
+    top, left, bottom, right = window_pads(node, size, kernel, strides, dil, pads)
+    return top, left, bottom, right
 
 
 def channel_param(v: np.ndarray, rank: int) -> Constant:

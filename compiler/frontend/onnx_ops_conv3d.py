@@ -18,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import call
-from .onnx_ops import channel_param, convert_conv, reshape, window_attrs
+from .onnx_ops import channel_param, convert_conv, reshape, window_attrs, window_pads
 from .onnx_ops_convt import convert_conv_transpose, transpose_padding
-from .onnx_ops_pool import window_pads
 from .onnx_registry import Node, const_value, converter, optional_arg, weight_value, with_weight_value
 
 

@@ -12,29 +12,8 @@ average over the box is the average over D of the averages over (H, W) (float32 
 from __future__ import annotations
 
 from ..ir import Expr, call
-from .onnx_ops import reshape, window_attrs, with_h
+from .onnx_ops import reshape, window_attrs, window_pads, with_h
 from .onnx_registry import Node, converter
-
-
-def window_pads(node: Node, size, kernel, strides, dil, pads) -> list[int]:
-    """Per-axis begin pads then end pads from ``pads`` or ``auto_pad`` (ONNX rules: SAME_UPPER puts
-    the odd pixel at the end, SAME_LOWER at the beginning)."""
-    auto_pad = node.attr("auto_pad", "NOTSET")
-    if auto_pad in ("NOTSET", ""):
-        if min(pads) < 0:
-            raise node.error(f"pads {pads} must be non-negative")
-        return list(pads)
-    if auto_pad == "VALID":
-        return [0] * 2 * len(size)
-    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
-        raise node.error(f"auto_pad '{auto_pad}' is not valid (NOTSET, SAME_UPPER, SAME_LOWER or VALID)")
-    begin, end = [], []
-    for n, k, s, d in zip(size, kernel, strides, dil):
-        total = max((-(-n // s) - 1) * s + (k - 1) * d + 1 - n, 0)
-        small, big = total // 2, total - total // 2
-        begin.append(small if auto_pad == "SAME_UPPER" else big)
-        end.append(big if auto_pad == "SAME_UPPER" else small)
-    return begin + end
 
 
 def _pool2d(node: Node, x: Expr, kernel, strides, dil, pads) -> Expr:

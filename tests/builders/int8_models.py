@@ -95,9 +95,9 @@ DOWN_BLOCK = [dict(cout=16, relu=True), dict(cout=32, s=2, pads=[0, 0, 1, 1], re
               dict(cout=32, k=1, s=2, src=0), dict(add=(2, 3))]
 
 
-def quantize_qdq(model: onnx.ModelProto, tmp_path, n: int = 16, seed: int = 3) -> onnx.ModelProto:
-    """onnxruntime.quantization.quantize_static, QDQ, int8 activations and per-channel int8 weights."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+def calibration_reader(model: onnx.ModelProto, n: int, seed: int):
+    """An onnxruntime CalibrationDataReader over ``n`` seeded standard-normal feeds of ``model``'s inputs."""
+    from onnxruntime.quantization import CalibrationDataReader
     rng = np.random.default_rng(seed)
     feeds = [{i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
               for i in model.graph.input} for _ in range(n)]
@@ -109,9 +109,15 @@ def quantize_qdq(model: onnx.ModelProto, tmp_path, n: int = 16, seed: int = 3) -
         def get_next(self):
             return next(self.it, None)
 
+    return Reader()
+
+
+def quantize_qdq(model: onnx.ModelProto, tmp_path, n: int = 16, seed: int = 3) -> onnx.ModelProto:
+    """onnxruntime.quantization.quantize_static, QDQ, int8 activations and per-channel int8 weights."""
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
     src, dst = tmp_path / "float.onnx", tmp_path / "qdq.onnx"
     onnx.save(model, src)
-    quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+    quantize_static(str(src), str(dst), calibration_reader(model, n, seed), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
     return onnx.load(dst)
 

@@ -8,6 +8,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from tests.builders.int8_models import calibration_reader
+
 
 def mobilenet_v1(hw: int = 32, widths=(16, 32, 32, 64), n_cls: int = 4, head: bool = True,
                  seed: int = 0, first_stride: int = 1) -> onnx.ModelProto:
@@ -51,20 +53,11 @@ def quantize_static_qdq(model: onnx.ModelProto, tmp_path: Path, activation: str 
     """onnxruntime.quantization.quantize_static in ``fmt`` format (QDQ or QOperator): ``activation``
     activations (QUInt8 or QInt8), per-channel symmetric int8 weights, MinMax calibration on ``n``
     standard-normal inputs."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-    rng = np.random.default_rng(seed)
-    feeds = [{i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
-              for i in model.graph.input} for _ in range(n)]
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.it = iter(feeds)
-
-        def get_next(self):
-            return next(self.it, None)
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
     src, dst = tmp_path / "float.onnx", tmp_path / f"{fmt}_{activation}.onnx"
     onnx.save(model, src)
-    quantize_static(str(src), str(dst), Reader(), quant_format=getattr(QuantFormat, fmt), per_channel=True,
+    quantize_static(str(src), str(dst), calibration_reader(model, n, seed),
+                    quant_format=getattr(QuantFormat, fmt), per_channel=True,
                     activation_type=getattr(QuantType, activation), weight_type=QuantType.QInt8)
     return onnx.load(dst)

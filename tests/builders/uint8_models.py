@@ -8,6 +8,7 @@ import onnx
 from onnx import helper
 
 from tests.builders.float_models import model_of, rand
+from tests.builders.int8_models import calibration_reader
 
 
 def quantize_ort(model: onnx.ModelProto, tmp_path, activation: str = "QUInt8", weight: str = "QInt8",
@@ -16,24 +17,15 @@ def quantize_ort(model: onnx.ModelProto, tmp_path, activation: str = "QUInt8", w
     quantize_static calibrated (MinMax) on ``n`` seeded standard-normal inputs; ``activation`` and
     ``weight`` name onnxruntime QuantType members, ``fmt`` a QuantFormat member (QDQ, QOperator)."""
     from onnxruntime.quantization.shape_inference import quant_pre_process
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-    rng = np.random.default_rng(seed)
-    feeds = [{i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
-              for i in model.graph.input} for _ in range(n)]
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.it = iter(feeds)
-
-        def get_next(self):
-            return next(self.it, None)
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
     src, pre = tmp_path / "float.onnx", tmp_path / "pre.onnx"
     dst = tmp_path / f"{activation}_{weight}_{fmt}.onnx"
     onnx.save(model, src)
     quant_pre_process(str(src), str(pre), skip_symbolic_shape=True)
     src = pre
-    quantize_static(str(src), str(dst), Reader(), quant_format=getattr(QuantFormat, fmt), per_channel=per_channel,
+    quantize_static(str(src), str(dst), calibration_reader(model, n, seed),
+                    quant_format=getattr(QuantFormat, fmt), per_channel=per_channel,
                     activation_type=getattr(QuantType, activation), weight_type=getattr(QuantType, weight))
     return onnx.load(dst)
 
