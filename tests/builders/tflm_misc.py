@@ -31,9 +31,8 @@ def const(array, name, q=None):
     return me.Tensor(shape=array.shape, dtype=dtype, data=array, name=name, quantization=quant)
 
 
-def model(opcode, inputs, outputs, options=None, **fields) -> bytes:
-    """One operator with any number of outputs (the editor's private ``_fb`` sets the options, as
-    tflm_oneop does); graph inputs are the op inputs without data."""
+def operator(opcode, inputs, outputs, options=None, **fields):
+    """One model-editor operator; the editor's private ``_fb`` sets its builtin options (as tflm_oneop does)."""
     me, S = _mods()
     op = me.Operator(opcode=getattr(S.BuiltinOperator, opcode), inputs=list(inputs), outputs=list(outputs))
     if options is not None:
@@ -41,6 +40,13 @@ def model(opcode, inputs, outputs, options=None, **fields) -> bytes:
         op._fb.builtinOptions = getattr(S, options + "T")()
         for key, value in fields.items():
             setattr(op._fb.builtinOptions, key, value)
+    return op
+
+
+def model(opcode, inputs, outputs, options=None, **fields) -> bytes:
+    """One operator with any number of outputs; graph inputs are the op inputs without data."""
+    me, _ = _mods()
+    op = operator(opcode, inputs, outputs, options, **fields)
     m = me.Model(description="tinyfuse tflm_misc")
     m.add_subgraph(tensors=list(inputs) + list(outputs), operators=[op], outputs=list(outputs),
                    inputs=[t for t in inputs if t.buffer is None])

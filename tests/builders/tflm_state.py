@@ -15,20 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.builders.tflm_misc import _mods, act, const
+from tests.builders.tflm_misc import _mods, act, const, operator
 
 Q = (0.05, -3)          # (scale, zero point) of every int8 tensor
 
 
-def _op(opcode, inputs, outputs, options=None, **fields):
-    me, S = _mods()
-    op = me.Operator(opcode=getattr(S.BuiltinOperator, opcode), inputs=list(inputs), outputs=list(outputs))
-    if options is not None:
-        op._fb.builtinOptionsType = getattr(S.BuiltinOptions, options)
-        op._fb.builtinOptions = getattr(S, options + "T")()
-        for key, value in fields.items():
-            setattr(op._fb.builtinOptions, key, value)
-    return op
+_op = operator
 
 
 def _handle(name: str, shared: str):
