@@ -131,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="instructions, flash and RAM of one inference on a qemu target", **_epilog)
     _common(b)
     _execution(b)
+    b.add_argument("--measure", action="store_true", help="also count the loaded and stored bytes by region "
+                   "(SRAM, stack, flash) and the executed instruction mix, with cycle and energy estimates (slower)")
     _report_parser(sub, _epilog)
     _validate_parser(sub, _epilog)
     _tune_parser(sub, _epilog)
@@ -223,13 +225,14 @@ def cmd_report(args) -> int:
 
 
 def measure_kernels(result, target, seed: int) -> dict:
-    """bench_target's figures (instructions per kernel) of one run on a seeded random input."""
+    """bench_target's figures (instructions, measured traffic per kernel) of one run on a seeded random input."""
     from .harness.bench import bench_target
     from .harness.qemu import build_target
     if target.is_host:
         raise TinyfuseError("--measure runs under qemu: give --target a qemu target (cortex-m0 ... rv32imac)")
     with tempfile.TemporaryDirectory(prefix="tinyfuse_report_") as tmp:
-        return bench_target(build_target(result, target, Path(tmp), load_inputs(None, result.inputs, seed)))
+        return bench_target(build_target(result, target, Path(tmp), load_inputs(None, result.inputs, seed)),
+                            measure=True)
 
 
 def report_text(result) -> str:
@@ -351,11 +354,14 @@ def cmd_bench(args) -> int:
     inputs = load_inputs(args.input, result.inputs, args.seed)
     with tempfile.TemporaryDirectory(prefix="tinyfuse_") as tmp:
         build = build_target(result, target, Path(args.keep) if args.keep else Path(tmp), inputs)
-        figures = bench_target(build)
+        figures = bench_target(build, measure=args.measure)
     if args.json:
         print(json.dumps(figures))
         return 0
     print(bench_text(figures))
+    if args.measure:
+        from .harness.measure_text import measured_text
+        print(measured_text(figures))
     return 0
 
 

@@ -41,7 +41,7 @@ BENCH_KEYS = ("instructions", "macs", "flash_code", "flash_const", "arena_bytes"
 
 def plugin_path(cc: str = "gcc") -> Path:
     """The instruction-count plugin, built once per source version into the temp dir."""
-    src = PLUGIN_SRC.read_bytes()
+    src = PLUGIN_SRC.read_bytes() + (PLUGIN_SRC.parent / "tc_classes.h").read_bytes()
     digest = hashlib.sha256(src).hexdigest()[:12]
     cache = Path(tempfile.gettempdir()) / f"tinyfuse-{os.getuid()}"
     so = cache / f"tc_insncount-{digest}.so"
@@ -49,7 +49,7 @@ def plugin_path(cc: str = "gcc") -> Path:
         return so
     cache.mkdir(parents=True, exist_ok=True)
     tmp = cache / f".tc_insncount-{digest}-{os.getpid()}.so"
-    proc = subprocess.run([cc, "-O2", "-shared", "-fPIC", str(PLUGIN_SRC), "-o", str(tmp)],
+    proc = subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-I{PLUGIN_SRC.parent}", str(PLUGIN_SRC), "-o", str(tmp)],
                           capture_output=True, text=True)
     if proc.returncode:
         raise TinyfuseError(f"building the qemu plugin failed:\n{proc.stderr[:2000]}")
@@ -99,14 +99,21 @@ def count_instructions(build: TargetBuild, marks: list[int], code_range: tuple[i
     return total, log
 
 
-def bench_target(build: TargetBuild, timeout: float = 600) -> dict:
-    """Instructions, MACs, flash and RAM of one inference of ``build`` (see the module docstring)."""
+def bench_target(build: TargetBuild, timeout: float = 600, measure: bool = False) -> dict:
+    """Instructions, MACs, flash and RAM of one inference of ``build`` (see the module docstring);
+    ``measure``: in the same run, the memory traffic, instruction mix and the cycle and energy
+    estimates (``measure.py``: keys traffic, instruction_mix, cycles_estimate, energy_estimate_uj)."""
     result = build.result
     syms = symbols(build)
     labels = _marks(build, syms)
     secs, secs_nm = sections(build, build.elf), sections(build, build.elf_no_model)
     text_size, text_addr, _ = secs.get(".tinyfuse_text", (0, 0, True))
-    _, log = count_instructions(build, sorted(labels), (text_addr, text_addr + text_size), timeout)
+    code_range = (text_addr, text_addr + text_size)
+    if measure:
+        from .measure import measured_figures
+        log, extra = measured_figures(build, labels, code_range, plugin_path(), timeout)
+    else:
+        (_, log), extra = count_instructions(build, sorted(labels), code_range, timeout), {}
     (start, start_own), (end, end_own) = [next((c, r) for a, c, r in log if labels[a] == m) for m in ("<run>", "<end>")]
     per_kernel, glue = _per_kernel([(labels[a], c) for a, c, _ in log])
 
@@ -120,7 +127,7 @@ def bench_target(build: TargetBuild, timeout: float = 600) -> dict:
     ram_data = object_ram(build)
     stack = build.stats.get("stack", 0)
     instructions = end - start
-    return {
+    return extra | {
         "model": result.name, "target": build.target.name, "board": build.board.name,
         "instructions": instructions, "macs": result.macs,
         "instructions_per_mac": round(instructions / result.macs, 3) if result.macs else None,
