@@ -51,32 +51,44 @@ def regions(elf: Path) -> list[tuple[int, int, int]]:
     return out
 
 
-def run_measured(build: TargetBuild, marks: list[int], code_range: tuple[int, int], plugin: Path,
-                 classes: bool, timeout: float = 600) -> tuple[list[str], list[tuple[int, list[int]]]]:
-    """Run the image under the plugin with traffic (and ``classes``) on: (column names, [(mark
-    address, counters before it)...]); column 0 is all instructions, 1 those in ``code_range``."""
-    run_dir = build.workdir / "bench"
-    run_dir.mkdir(parents=True, exist_ok=True)
-    out = run_dir / "measure.txt"
-    if out.exists():
-        out.unlink()
-    args = [str(plugin), f"out={out}", f"lo={code_range[0]:#x}", f"hi={code_range[1]:#x}",
-            *(f"rgn={k}:{lo:#x}:{hi:#x}" for k, lo, hi in regions(build.elf)),
-            *(["classes=1"] if classes else []), *(f"mark={a:#x}" for a in marks)]
-    proc = _run(qemu_command(build, ("-icount", "shift=0", "-plugin", ",".join(args))),
-                f"qemu ({build.board.name}) with the traffic counter", cwd=run_dir, timeout=timeout)
-    _check_exit(build, proc)
-    build.stats = _read_stats(run_dir / "stats.txt")
+def plugin_arg(plugin: Path, out: Path, elf: Path, marks: list[int], code_range: tuple[int, int] | None,
+               classes: bool) -> str:
+    """The ``-plugin`` argument of a measured run of ``elf``: traffic by ``regions(elf)``, the class
+    histogram when ``classes``, counters snapshot at every address of ``marks``."""
+    lo_hi = [f"lo={code_range[0]:#x}", f"hi={code_range[1]:#x}"] if code_range else []
+    return ",".join([str(plugin), f"out={out}", *lo_hi, *(f"rgn={k}:{lo:#x}:{hi:#x}" for k, lo, hi in regions(elf)),
+                     *(["classes=1"] if classes else []), *(f"mark={a:#x}" for a in marks)])
+
+
+def parse_measure(text: str) -> tuple[list[str], list[tuple[int, list[int]]]]:
+    """(column names, [(mark address, counters before it)...]) of the plugin's output file."""
     columns, log = [], []
-    for line in out.read_text().splitlines():
+    for line in text.splitlines():
         parts = line.split()
         if parts[0] == "columns":
             columns = parts[1:]
         elif parts[0] == "mark":
             log.append((int(parts[1], 16), [int(p) for p in parts[2:]]))
     if not columns:
-        raise TinyfuseError(f"the traffic counter wrote no columns: {out}")
+        raise TinyfuseError("the traffic counter wrote no columns")
     return columns, log
+
+
+def run_measured(build: TargetBuild, marks: list[int], code_range: tuple[int, int], plugin: Path,
+                 classes: bool, timeout: float = 600) -> tuple[list[str], list[tuple[int, list[int]]]]:
+    """Run the image under the plugin with traffic (and ``classes``) on: ``parse_measure``'s result;
+    column 0 is all instructions, 1 those in ``code_range``."""
+    run_dir = build.workdir / "bench"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    out = run_dir / "measure.txt"
+    if out.exists():
+        out.unlink()
+    arg = plugin_arg(plugin, out, build.elf, marks, code_range, classes)
+    proc = _run(qemu_command(build, ("-icount", "shift=0", "-plugin", arg)),
+                f"qemu ({build.board.name}) with the traffic counter", cwd=run_dir, timeout=timeout)
+    _check_exit(build, proc)
+    build.stats = _read_stats(run_dir / "stats.txt")
+    return parse_measure(out.read_text())
 
 
 def interval_sums(hits: list[tuple[str, list[int]]]) -> tuple[dict[str, list[int]], list[int]]:
@@ -130,4 +142,5 @@ def measured_figures(build: TargetBuild, labels: dict[int, str], code_range: tup
     return [(a, row[0], row[1]) for a, row in log], extra
 
 
-__all__ = ["REGIONS", "interval_sums", "measured_figures", "mix_of", "regions", "run_measured", "traffic_of"]
+__all__ = ["REGIONS", "interval_sums", "measured_figures", "mix_of", "parse_measure", "plugin_arg", "regions",
+           "run_measured", "traffic_of"]
