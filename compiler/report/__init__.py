@@ -33,12 +33,19 @@ def report_text(data: dict) -> str:
              totals_table(data["kernels"], data), "",
              f"kernels (roofline: peak {peak:g} MACs/cycle, {bw:g} SRAM bytes/cycle, ridge {peak / bw:.2f} MACs/byte;"
              " flash = constants, RAM = live arena bytes during the kernel):",
-             kernel_table(data["kernels"], data["measured"]), "",
+             kernel_table(data["kernels"], data["measured"]), *_measured_note(data["kernels"]), "",
              "fused groups (poly_fuse):", fused_table(data["fused"]), "",
              "memory plan (t<i>: tensors, s<i>: kernel scratch; first/last = kernel index; "
              "a cluster shares an in-place offset):", buffer_table(data["buffers"]),
              "live bytes per kernel: " + " ".join(str(r["ram"]) for r in data["kernels"])]
     return "\n".join(lines)
+
+
+def _measured_note(rows: list[dict]) -> list[str]:
+    if not any(r.get("measured_bytes") is not None for r in rows):
+        return []
+    return ["MAC/B (qemu): MACs per byte the kernel loaded and stored under qemu (SRAM incl. stack, flash); "
+            "cycles*: an estimate from the executed instruction mix and the core's TRM timings, not a measurement"]
 
 
 def report(result, target, measured: dict | None = None,

@@ -18,6 +18,10 @@ Definitions (all sizes in bytes):
   the Target's ``peak_macs_per_cycle`` and ``sram_bytes_per_cycle``.
 * ``instructions``: the cost model's estimate; ``measured``: instructions qemu executed inside the
   kernel (``tinyfuse.harness.bench``), None when not measured.
+* ``measured_bytes`` (``report --measure``): the bytes the kernel actually loaded and stored under qemu
+  (SRAM read + SRAM write, stack included, + flash read: ``harness/measure.py``), its
+  ``measured_intensity`` = MACs / measured_bytes (the roofline's x then), and ``cycles_estimate``
+  (``harness/cycles.py``, from the executed instruction mix: the roofline's y is MACs per estimated cycle).
 """
 from __future__ import annotations
 
@@ -58,6 +62,8 @@ def kernel_rows(result, measured: dict | None = None) -> list[dict]:
     live = list(mem.schedule.per_step) if mem is not None else [0] * len(result.steps)
     flash = kernel_flash(result)
     counted = {k["name"]: k["instructions"] for k in (measured or {}).get("kernels", [])}
+    traffic = ((measured or {}).get("traffic") or {}).get("per_kernel", {})
+    cycles = ((measured or {}).get("cycles_estimate") or {}).get("per_kernel", {})
     rows = []
     for i, s in enumerate(result.steps):
         k, call = s.kernel, s.call
@@ -74,8 +80,17 @@ def kernel_rows(result, measured: dict | None = None) -> list[dict]:
                      "ram": live[i] if i < len(live) else 0, "bytes": moved,
                      "intensity": k.macs / moved if moved else 0.0,
                      "instructions": round(_instructions(k, call, result.options)), "measured": counted.get(k.name),
-                     "scratch": k.scratch_bytes, "inplace": rule, "poly_fused": plan is not None})
+                     "scratch": k.scratch_bytes, "inplace": rule, "poly_fused": plan is not None,
+                     **_measured_traffic(k.macs, traffic.get(k.name), cycles.get(k.name))})
     return rows
+
+
+def _measured_traffic(macs: int, t: dict | None, cycles: int | None) -> dict:
+    """measured_bytes, measured_intensity and cycles_estimate of one kernel (None when not measured)."""
+    if t is None:
+        return {"measured_bytes": None, "measured_intensity": None, "cycles_estimate": cycles}
+    moved = t["sram_read_bytes"] + t["sram_write_bytes"] + t["flash_read_bytes"]
+    return {"measured_bytes": moved, "measured_intensity": macs / moved if moved else 0.0, "cycles_estimate": cycles}
 
 
 def _instructions(kernel, call, options) -> float:

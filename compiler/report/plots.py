@@ -108,8 +108,11 @@ def roofline_figure(summary: dict, krows: list[dict]):
     from matplotlib.figure import Figure
     peak, bw = summary["peak_macs_per_cycle"], summary["sram_bytes_per_cycle"]
     measured = bool(krows) and all(r["measured"] is not None for r in krows)
-    pts = [(r, r["intensity"], r["macs"] / (r["measured"] if measured else max(r["instructions"], 1)))
-           for r in krows if r["macs"] and r["intensity"] > 0]
+    traffic = measured and all(r.get("measured_intensity") is not None for r in krows)
+    cycles = traffic and all(r.get("cycles_estimate") for r in krows if r["macs"])
+    pts = [(r, r["measured_intensity"] if traffic else r["intensity"],
+            r["macs"] / (r["cycles_estimate"] if cycles else r["measured"] if measured else max(r["instructions"], 1)))
+           for r in krows if r["macs"] and (r["measured_intensity"] if traffic else r["intensity"]) > 0]
     ridge = peak / bw
     xs = [x for _, x, _ in pts] + [ridge]
     ys = [y for _, _, y in pts] + [peak]
@@ -138,9 +141,11 @@ def roofline_figure(summary: dict, krows: list[dict]):
                 va="top", fontsize=7, family="monospace")
     ax.set_xlim(lo_x, hi_x)
     ax.set_ylim(lo_y, hi_y)
-    ax.set_xlabel("operational intensity (MACs per byte moved)")
+    ax.set_xlabel("operational intensity (MACs per byte " + ("loaded/stored, measured under qemu)" if traffic
+                                                             else "moved, compulsory)"))
     how = f"measured under qemu ({summary.get('board')})" if measured else "cost-model estimate"
-    ax.set_ylabel(f"MACs per instruction ({how}; 1 instruction ~ 1 cycle)")
+    ax.set_ylabel("MACs per cycle (estimated from the executed instruction mix)" if cycles
+                  else f"MACs per instruction ({how}; 1 instruction ~ 1 cycle)")
     ax.set_title(f"roofline {summary['target']}: {summary['model']}", fontsize=10)
     ax.legend(loc="upper left", fontsize=8)
     ax.grid(True, which="both", linewidth=0.3, alpha=0.5)

@@ -12,8 +12,9 @@ def kernel_table(rows: list[dict], measured: bool) -> str:
     """Per kernel: index, name, source layers (one a line, long names shortened in the middle),
     variant, MACs, flash, RAM, MAC/B, estimated and (``measured``) qemu instructions, in-place rule."""
     head = ["#", "kernel", "layers", "variant", "MACs", "flash B", "RAM B", "MAC/B", "est. instr"]
+    traffic = measured and any(r.get("measured_bytes") is not None for r in rows)
     if measured:
-        head += ["instr (qemu)", "instr/MAC"]
+        head += ["instr (qemu)", "instr/MAC"] + (["MAC/B (qemu)", "cycles*"] if traffic else [])
     head.append("in place")
     body = []
     for r in rows:
@@ -23,12 +24,15 @@ def kernel_table(rows: list[dict], measured: bool) -> str:
         if measured:
             n = r["measured"]
             line += [n if n is not None else "-", f"{n / r['macs']:.2f}" if n is not None and r["macs"] else "-"]
+            if traffic:
+                mi, cyc = r.get("measured_intensity"), r.get("cycles_estimate")
+                line += [f"{mi:.2f}" if mi is not None else "-", cyc if cyc is not None else "-"]
         line.append(r["inplace"] or "-")
         body.append(line)
     widths = [None, None, LAYER_WIDTH] + [None] * (len(head) - 4) + [34]
     return tabulate(body, head, tablefmt="grid", maxcolwidths=widths, disable_numparse=True,
                     colalign=_align(head, {"#", "MACs", "flash B", "RAM B", "MAC/B", "est. instr", "instr (qemu)",
-                                           "instr/MAC"}))
+                                           "instr/MAC", "MAC/B (qemu)", "cycles*"}))
 
 
 def totals_table(rows: list[dict], s: dict) -> str:

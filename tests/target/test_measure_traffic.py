@@ -139,3 +139,34 @@ def test_helium_traffic_and_classes(tmp_path):
                                                    "lob": 3, "ldm": 1, "ldm_words": 2}
     assert traffic["flash_read_bytes"] == 32 and traffic["stack_write_bytes"] == 8 == traffic["stack_read_bytes"]
     assert traffic["sram_write_bytes"] == 16 + 8 and traffic["sram_read_bytes"] == 8
+
+
+def test_bench_measure_and_report_roofline_use_the_traffic(tmp_path):
+    """A float MLP on cortex-m4: every dense kernel reads each of its constants from flash once (no
+    reuse of weights in a matrix-vector product; + literal-pool words: gcc reloads the 0.0f of the
+    accumulator with a pc-relative VLDR per output element, + a few outside the loop), per-kernel figures add up
+    to at most the whole call's, and the report's roofline points use the measured bytes."""
+    import numpy as np
+    from tinyfuse.driver import compile_model
+    from tinyfuse.harness.bench import bench_target
+    from tinyfuse.harness.qemu import build_target
+    from tinyfuse.report import report_data
+    from tinyfuse.targets import get_target
+    from tests.builders import tiny_mlp
+    require_tools("cortex-m4")
+    result = compile_model(tiny_mlp(tmp_path / "mlp.onnx"), target="cortex-m4")
+    x = np.random.default_rng(0).standard_normal((1, 16)).astype(np.float32)
+    f = bench_target(build_target(result, "cortex-m4", tmp_path / "b", [x]), measure=True)
+    data = report_data(result, get_target("cortex-m4"), f)
+    t = f["traffic"]
+    for key in ("sram_read_bytes", "sram_write_bytes", "flash_read_bytes"):
+        assert sum(k[key] for k in t["per_kernel"].values()) <= t[key]
+    dense = [r for r in data["kernels"] if r["macs"]]
+    assert len(dense) == 2
+    outputs = {s.kernel.name: s.kernel.out.size for s in result.steps}
+    for r in dense:
+        got = t["per_kernel"][r["kernel"]]["flash_read_bytes"]
+        assert r["flash"] <= got <= r["flash"] + 4 * outputs[r["kernel"]] + 16, (r["kernel"], r["flash"], got)
+        assert r["measured_bytes"] >= got and r["measured_intensity"] == r["macs"] / r["measured_bytes"]
+        assert r["cycles_estimate"] > 0
+    assert f["cycles_estimate"]["total"] >= f["instructions"] / 2 and f["energy_estimate_uj"] > 0
