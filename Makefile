@@ -1,7 +1,8 @@
 # tinyfuse: `make run` (the demo, end to end) and `make test` (the whole test suite).
 # Both set up what they need on a fresh Debian/Ubuntu machine: python3-venv and gcc (run), plus the cross
 # toolchains + qemu (Cortex-M, RISC-V) through apt when missing (sudo when not root), then a .venv
-# with the package and its test extra. `make bench`: instructions, flash and RAM per model and target.
+# with the package and its test extra. `make bench`: instructions, flash and RAM per model and target,
+# instructions/MAC beside TFLM+CMSIS-NN and X-CUBE-AI, the fusion ablation with measured traffic.
 # `make conformance`: the ONNX node tests per op; `make fuzz`: thousands of random graphs vs onnxruntime;
 # `make fuzz-parsers`: 10,000 mutated .onnx and .tflite each must compile or give one clear error;
 # `make fuzz-tflm`: thousands of random int8 one-op TFLite models byte-identical with TFLite Micro.
@@ -68,6 +69,8 @@ bench: setup
 	$(VPY) benchmarks/requant_saturation.py
 	$(VPY) benchmarks/real_oracle.py
 	$(VPY) benchmarks/tune.py --fresh $(TUNE_ARGS)
+	$(VPY) benchmarks/compare_published.py
+	$(VPY) benchmarks/fusion_ablation.py
 
 # ONNX backend node tests (mcu preset, node + pytorch-converted) end to end: pass/fail per op, total;
 # fails on a case outside tests/conformance/expected_failures.txt or an expected failure that passes
