@@ -18,6 +18,10 @@ to ``<name>_run`` is the baseline), split into ``flash_code_model`` (the model's
 ``.tinyfuse_text``) and ``flash_code_lib`` (library code the model pulls in).
 RAM: ``ram_total`` = ``arena_bytes`` + the model objects' .data + .bss (``ram_data``, 0 for
 generated code) + ``ram_stack`` (stack high-water mark of the call, by stack painting).
+
+``measure=True`` (``bench --measure``, ``report --measure``): the same run also counts the bytes loaded
+and stored by region and the executed instruction mix (``measure.py``), with estimated cycles
+(``cycles.py``) and energy (``energy.py``); about 1.5-2x the plain run's qemu time.
 """
 from __future__ import annotations
 
