@@ -29,7 +29,8 @@ CLASSES = ("alu", "ld", "st", "ldst_pipe", "ldm", "ldm_pc", "ldm_words", "stm", 
 
 P = 2   # pipeline refill of a taken branch on M0/M3/M4/M33: "P ... ranges from 1 to 3" (M4 TRM 3.3.1); midpoint
 
-# Cortex-M4 TRM r0p1 (ARM DDI 0439B) 3.3.1 Table 3-1 "Cortex-M4 instruction set summary" and, for the
+# Cortex-M4 TRM r0p1 (ARM DDI 0439B; Arm 100166_0001_00) 3.3.1 Table 3-1 "Processor instruction set summary"
+# (cycles with zero wait states) and, for the
 # FPU, 7.2.3 Table 7-1 "FPU instruction set":
 _M4 = {
     "alu": 1,            # ADD/SUB/MOV/logical/shift/extend: 1

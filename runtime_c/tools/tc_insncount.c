@@ -121,10 +121,10 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
   for (size_t i = 0; i < n; i++) {
     struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
     uint64_t pc = qemu_plugin_insn_vaddr(insn);
+    if (classes && i == 0)                 /* before the marks: a taken branch counts where it ran */
+      qemu_plugin_register_vcpu_insn_exec_cb(insn, on_tb_start, CB_NO_REGS, (void *)(uintptr_t)pc);
     for (size_t m = 0; m < n_marks; m++)   /* registered first: sees the count before this insn */
       if (marks[m] == pc) qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, CB_NO_REGS, (void *)(uintptr_t)m);
-    if (classes && i == 0)
-      qemu_plugin_register_vcpu_insn_exec_cb(insn, on_tb_start, CB_NO_REGS, (void *)(uintptr_t)pc);
     qemu_plugin_register_vcpu_insn_exec_inline(insn, INLINE_ADD_U64, &ctr[C_INSN], 1);
     if (pc >= lo && pc < hi) qemu_plugin_register_vcpu_insn_exec_inline(insn, INLINE_ADD_U64, &ctr[C_RANGE], 1);
     if (classes) instrument_classes(insn, pc, &prev);
