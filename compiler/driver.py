@@ -21,7 +21,7 @@ from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
 from .lower import ConstPool, Kernel
 from .lower.arena_variants import lower_for_arena
 from .lower.slicing import lower_sliced
-from .cost.steps import estimate_instructions, pieces
+from .cost.steps import estimate_instructions, pieces, too_coarse
 from .lower.half_weights import half_weights
 from .memory import Buffer, Plan
 from .memory.arena import plan_arena
@@ -243,7 +243,9 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
         into = ConstPool(mod.name) if dry else pool
         opts = options.for_kernels(k) if k else options
         if options.max_step_instructions:
-            return lower_sliced(fn, into, lambda: lower_for_arena(fn, kname, into, opts, option))
+            budget, target = options.max_step_instructions, options.target
+            return lower_sliced(fn, into, lambda: lower_for_arena(fn, kname, into, opts, option),
+                                lambda k: too_coarse(k, estimate_instructions(fn, k, target), budget))
         return lower_for_arena(fn, kname, into, opts, option)
     arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
                        external=external_values(mod))

@@ -45,7 +45,7 @@ def _io_json(infos, qparams) -> list[dict]:
 def _step_api(result) -> dict | None:
     """What model/step.c.j2 renders for ``<name>_step`` (--max-step-instructions), or None: per kernel
     call its first step index (base), number of steps (count) and, when sliced, the range [lo, hi) of
-    its split dimension cut into pieces of ``units``."""
+    its split dimension cut into pieces of ``units`` (or, when not uniform, at the ``table`` bounds)."""
     budget = result.options.max_step_instructions if result.options is not None else 0
     if not budget:
         return None
@@ -54,7 +54,9 @@ def _step_api(result) -> dict | None:
         count = len(s.pieces) or 1
         units = s.pieces[0][1] - s.pieces[0][0] if s.pieces else 0
         lo, hi = (s.pieces[0][0], s.pieces[-1][1]) if s.pieces else (0, 0)
-        entries.append(dict(step=s, base=base, count=count, units=units, lo=lo, hi=hi))
+        uniform = all(b - a == units for a, b in s.pieces[:-1]) and (not s.pieces or s.pieces[0][0] == lo)
+        table = None if uniform else [a for a, _ in s.pieces] + [hi]
+        entries.append(dict(step=s, base=base, count=count, units=units, lo=lo, hi=hi, table=table))
         base += count
     return dict(budget=budget, total=base, cursor=result.step_cursor_offset, entries=entries)
 

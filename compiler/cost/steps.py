@@ -30,15 +30,29 @@ def estimate_instructions(fn: Function, kernel, target) -> float:
     return kernel_estimate(family, kernel.macs, 0, kernel.out.size, target, variant=kernel.variant).instructions
 
 
+def per_unit(kernel, estimate: float) -> float:
+    """Estimated instructions of one unit of ``kernel``'s slice: one value of its split dimension, or
+    (deep slices) one of the values its linearised time takes."""
+    lo, hi = kernel.slice_range
+    return max(estimate, 1.0) / (len(kernel.slice_points) if kernel.slice_points else hi - lo)
+
+
+def too_coarse(kernel, estimate: float, budget: int) -> bool:
+    """Whether one unit of ``kernel``'s slice alone exceeds MARGIN x ``budget``."""
+    return kernel.slice_range is not None and per_unit(kernel, estimate) > MARGIN * budget
+
+
 def pieces(kernel, estimate: float, budget: int) -> list[tuple[int, int]]:
     """The [tf_lo, tf_hi) ranges ``kernel`` runs in, one per step; [] for a kernel that is not sliced
-    (one step, whole)."""
+    (one step, whole). Deep slices: each piece holds the same number of used values."""
     if kernel.slice_range is None:
         return []
     lo, hi = kernel.slice_range
-    per_unit = max(estimate, 1.0) / (hi - lo)
-    units = max(1, int(MARGIN * budget // per_unit))
+    units = max(1, int(MARGIN * budget // per_unit(kernel, estimate)))
+    if kernel.slice_points:
+        starts = kernel.slice_points[::units]
+        return list(zip(starts, starts[1:] + [hi]))
     return [(a, min(a + units, hi)) for a in range(lo, hi, units)]
 
 
-__all__ = ["MARGIN", "estimate_instructions", "pieces"]
+__all__ = ["MARGIN", "estimate_instructions", "per_unit", "pieces", "too_coarse"]

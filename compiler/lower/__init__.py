@@ -80,7 +80,8 @@ def _try_variants(fn, anchor, epilogue_ops, pool, name, key, allowed, **options)
 def _finish(kernel: Kernel, fn: Function, anchor, epilogue_ops, name: str) -> Kernel:
     kernel.ops = kernel.ops or [c.op for c in ([anchor] if anchor is not None else []) + epilogue_ops]  # a lowering may list its own
     kernel.group = fn.attrs.get("name", name)
-    kernel.slice_range = found_slice(kernel)
+    found = found_slice(kernel)
+    kernel.slice_range, kernel.slice_points = ((found.lo, found.hi), found.points) if found else (None, None)
     kernel.code = template("expr/kernel.c.j2").render(
         name=name, group=kernel.group, ops=kernel.ops, macs=kernel.macs, params=[p.ctype for p in kernel.params],
         out_ctype=kernel.out.ctype, decls=kernel.decls, loops=kernel.loops, variant=kernel.variant,

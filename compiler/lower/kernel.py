@@ -36,6 +36,7 @@ class Kernel:
     headers: list[str] = field(default_factory=list)   # runtime_c headers the body needs (emitted beside)
     plan: object = None             # fused_chain kernels: their tinyfuse.poly.linebuf.ChainPlan (memory report)
     slice_range: tuple[int, int] | None = None   # step fission: the kernel runs [tf_lo, tf_hi) of this range
+    slice_points: list[int] | None = None        # ... of which these values are used (deep slices)
 
 
 class ConstPool:

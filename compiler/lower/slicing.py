@@ -10,46 +10,65 @@ order: ``<name>_run`` calls the kernel once with the whole range, ``<name>_step`
 Only families whose loop nests keep no state across the split dimension are sliced (SLICEABLE: every
 value a piece needs is in the arena or its scratch slot, written within the same outer iteration);
 poly-fused chains (line buffers), reductions, softmax and recurrent kernels stay whole (one step).
+When one unit of the split dimension is too coarse for the budget (``too_coarse``), the SIMD blocked
+conv / matmul kernels (DEEP: state only inside a block or in the arena scratch) are sliced on the
+linearised time of the dimensions below it too (``poly.slices``, depth DEEP_DEPTH).
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from ..ir import Function
-from ..poly.isl_helpers import SLICES
+from ..poly.slices import SLICES, SliceRequest
 from .kernel import Kernel, split_group
 
 SLICEABLE = frozenset({"nn.conv2d", "qnn.conv2d", "nn.matmul", "qnn.matmul", "elemwise", "nn.max_pool2d",
                        "nn.avg_pool2d", "qnn.avg_pool2d", "nn.pad"})
 SLICE_VARIANTS = frozenset({"ref", "arm_dsp", "arm_mve"})
+DEEP = frozenset({("qnn.conv2d", "arm_dsp"), ("qnn.conv2d", "arm_mve"), ("qnn.matmul", "arm_dsp"),
+                  ("qnn.matmul", "arm_mve")})
+DEEP_DEPTH = 3        # pixel pair, statement position, channel pair (conv2d_arm.blocked_statements)
 
 
-def found_slice(kernel: Kernel) -> tuple[int, int] | None:
-    """The slice range of ``kernel`` when it is being lowered for step fission and its body is one
-    sliceable loop nest of a SLICE_VARIANTS variant, else None (called by ``lower._finish``)."""
-    found = SLICES.get()
-    if found is None or len(found) != 1 or found[0] is None or kernel.variant not in SLICE_VARIANTS:
+def found_slice(kernel: Kernel):
+    """The ``poly.slices.Slice`` of ``kernel`` when it is being lowered for step fission and its body is
+    one sliceable loop nest of a SLICE_VARIANTS variant, else None (called by ``lower._finish``)."""
+    request = SLICES.get()
+    if request is None or len(request.found) != 1 or request.found[0] is None:
         return None
-    return found[0]
+    return request.found[0] if kernel.variant in SLICE_VARIANTS else None
 
 
-def lower_sliced(fn: Function, pool, lower: Callable[[], Kernel]) -> Kernel:
+def lower_sliced(fn: Function, pool, lower: Callable[[], Kernel], too_coarse: Callable[[Kernel], bool]) -> Kernel:
     """``lower()`` (a lowering of group ``fn`` into ``pool``) with step fission: a kernel of a SLICEABLE
-    family whose body is one loop nest comes back with ``slice_range`` set; any other is lowered again
-    as usual (its constants added by the first attempt rolled back)."""
+    family whose body is one loop nest comes back with ``slice_range`` set (sliced deeper when
+    ``too_coarse(kernel)`` and the kernel is DEEP); any other is lowered again as usual (the constants
+    of a discarded attempt rolled back)."""
     anchor, _ = split_group(fn)
-    if fn.attrs.get("poly") or (anchor.op if anchor is not None else "elemwise") not in SLICEABLE:
+    op = anchor.op if anchor is not None else "elemwise"
+    if fn.attrs.get("poly") or op not in SLICEABLE:
         return lower()
     mark = pool.mark()
-    token = SLICES.set([])
+    kernel = _attempt(pool, lower, 1)
+    deep = (op, kernel and kernel.variant) in DEEP and anchor.attrs.get("groups", 1) == 1
+    if kernel is not None and deep and too_coarse(kernel):
+        pool.rollback(mark)
+        kernel = _attempt(pool, lower, DEEP_DEPTH) or _attempt(pool, lower, 1)
+    return kernel or lower()
+
+
+def _attempt(pool, lower: Callable[[], Kernel], depth: int) -> Kernel | None:
+    """The kernel lowered with slices of ``depth``, or None (nothing added to ``pool``) when it has none."""
+    mark = pool.mark()
+    token = SLICES.set(SliceRequest(depth))
     try:
         kernel = lower()
     finally:
         SLICES.reset(token)
-    if kernel.slice_range is not None:
-        return kernel
-    pool.rollback(mark)
-    return lower()
+    if kernel.slice_range is None:
+        pool.rollback(mark)
+        return None
+    return kernel
 
 
 __all__ = ["SLICEABLE", "found_slice", "lower_sliced"]

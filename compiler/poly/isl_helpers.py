@@ -8,11 +8,12 @@ loops; padding is a domain cut, so the loops need no ``if``.
 """
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass
 from typing import Callable
 
 import islpy as isl
+
+from .slices import SLICES, sliced
 
 
 @dataclass(frozen=True)
@@ -66,56 +67,14 @@ def loops_to_c(statements: list[Statement], indent: int = 2) -> tuple[str, str]:
     return schedule_to_c(sched, {s.name: (s.dims, s.body) for s in statements}, indent)
 
 
-# Step fission (--max-step-instructions): while a lowering runs inside ``sliced_loops()``, every loop nest
-# is generated for the part of its outermost varying time dimension in [tf_lo, tf_hi) (two int
-# parameters of the kernel) and its range [lo, hi) on that dimension (None: nothing to split) is
-# appended to the list.
-SLICES: contextvars.ContextVar = contextvars.ContextVar("tinyfuse_slices", default=None)
-
-
-def split_dimension(schedule: isl.UnionMap) -> tuple[int, int, int] | None:
-    """(d, lo, hi): the first time dimension of ``schedule`` that takes more than one value, and its
-    values' range [lo, hi); every earlier dimension is constant, so the instances with time
-    ``lo <= t_d < hi'`` run before those with ``t_d >= hi'`` and splitting ``[lo, hi)`` into
-    consecutive pieces keeps the execution order. None: a single instance time, or no common space."""
-    rng = schedule.range()
-    if rng.n_set() != 1:
-        return None
-    times = isl.Set.from_union_set(rng)
-    n = times.dim(isl.dim_type.set)
-    for d in range(n):
-        proj = times.project_out(isl.dim_type.set, d + 1, n - d - 1).project_out(isl.dim_type.set, 0, d)
-        if not proj.is_singleton():
-            lo = proj.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
-            hi = proj.lexmax().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
-            return d, lo, hi + 1
-    return None
-
-
-def _sliced(schedule: isl.UnionMap) -> tuple[isl.UnionMap, isl.Set]:
-    """``schedule`` restricted to tf_lo <= t_d < tf_hi on its split dimension (recorded in SLICES), and
-    the AST build context; the schedule itself and an empty context when nothing varies."""
-    found = split_dimension(schedule)
-    if found is None:
-        SLICES.get().append(None)
-        return schedule, isl.Set("{ : }")
-    d, lo, hi = found
-    n = isl.Set.from_union_set(schedule.range()).dim(isl.dim_type.set)
-    t = ", ".join(f"t{i}" for i in range(n))
-    part = isl.Set(f"[tf_lo, tf_hi] -> {{ [{t}] : tf_lo <= t{d} < tf_hi }}")
-    SLICES.get().append((lo, hi))
-    return (schedule.intersect_range(isl.UnionSet.from_set(part)),
-            isl.Set(f"[tf_lo, tf_hi] -> {{ : {lo} <= tf_lo < tf_hi <= {hi} }}"))
-
-
 def schedule_to_c(schedule: isl.UnionMap, bodies: dict, indent: int = 2) -> tuple[str, str]:
     """isl's AST for ``schedule`` printed as C, each statement instance replaced by our body
     (ISLPY.md §5). ``bodies[name] = (dims, body(**coords) -> C text)``; coords are the C expressions
     isl chose for the statement's coordinates. Returns (macros the loops use, C code). Inside
-    ``tinyfuse.lower.slicing`` (SLICES set): only the slice [tf_lo, tf_hi) of the split dimension."""
+    ``tinyfuse.lower.slicing`` (``slices.SLICES`` set): only the slice [tf_lo, tf_hi) (``slices.sliced``)."""
     context = isl.Set("{ : }")
     if SLICES.get() is not None:
-        schedule, context = _sliced(schedule)
+        schedule, context = sliced(schedule, SLICES.get())
     build = isl.AstBuild.from_context(context)
     ast = build.node_from_schedule_map(schedule)
     errors: list[BaseException] = []
