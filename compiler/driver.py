@@ -20,6 +20,7 @@ from .frontend.onnx import from_onnx, load_onnx
 from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
 from .lower import ConstPool, Kernel
 from .lower.arena_variants import lower_for_arena
+from .lower.realtime import modes as realtime_modes
 from .lower.slicing import lower_sliced
 from .cost.steps import estimate_instructions, pieces, too_coarse
 from .lower.half_weights import half_weights
@@ -247,8 +248,9 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
             return lower_sliced(fn, into, lambda: lower_for_arena(fn, kname, into, opts, option),
                                 lambda k: too_coarse(k, estimate_instructions(fn, k, target), budget))
         return lower_for_arena(fn, kname, into, opts, option)
-    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
-                       external=external_values(mod))
+    with realtime_modes(options):
+        arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
+                           external=external_values(mod))
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
     states = layout_states(mod, arena.offset, lambda arr, key: pool.ref(arr, key=key))
     where = locator(mod, arena.offset, states)

@@ -14,7 +14,8 @@ QUANT_HEADER = "tinyfuse_quant.h"
 QUANT_SOURCE = runtime_dir() / "include" / "tinyfuse" / "quant.h"
 SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve variants
 HALF_HEADER = "tinyfuse_half.h"     # Kernel.headers of kernels reading binary16 weights (--weights-dtype float16)
-RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE,
+WCET_HEADER = "tinyfuse_wcet.h"     # Kernel.headers of the --wcet branch-free kernels (lower/realtime.py)
+RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "include" / "tinyfuse" / "wcet.h",
                    SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h",
                    HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h"}
 CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit patterns
