@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,8 +22,9 @@ from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
 from .lower import ConstPool, Kernel
 from .lower.arena_variants import lower_for_arena
 from .lower.realtime import modes as realtime_modes
+from .lower.skip_zero import lower_skip_zero
 from .lower.slicing import lower_sliced
-from .cost.steps import estimate_instructions, pieces, too_coarse
+from .cost.steps import estimate_instructions, over_budget, pieces, too_coarse
 from .lower.half_weights import half_weights
 from .memory import Buffer, Plan
 from .memory.arena import plan_arena
@@ -219,6 +221,19 @@ def _with_io_quant(mod: IRModule) -> IRModule:
     return dataclasses.replace(mod, io_quant=io_quantization(mod.main))
 
 
+def _plan_steps(steps: list[Step], options: CompileOptions) -> None:
+    """Step fission (--max-step-instructions): each step's pieces from the cost model
+    (cost/steps.py); a warning for a kernel whose smallest step is over the budget."""
+    budget = options.max_step_instructions
+    for step in steps if budget else ():
+        estimate = estimate_instructions(step.call.op, step.kernel, options.target)
+        step.pieces = pieces(step.kernel, estimate, budget)
+        over = over_budget(step.kernel, estimate, budget)
+        if over:
+            warnings.warn(f"--max-step-instructions {budget}: kernel {step.kernel.name} ({step.kernel.variant}) "
+                          f"cannot be split finer than about {over:.0f} instructions a step (cost model)")
+
+
 def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, placement: Placement = Placement(),
                     choose=None) -> CompileResult:
     """Lower the fused module under ``options`` and plan its arena. ``choose(fn, option)``: a
@@ -243,6 +258,9 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
         k = choose(fn, option) if choose is not None else None
         into = ConstPool(mod.name) if dry else pool
         opts = options.for_kernels(k) if k else options
+        skipping = options.skip_zero_activations and not fn.attrs.get("poly")
+        if skipping and (kernel := lower_skip_zero(fn, kname, into, opts.allows("arm_dsp"), option)) is not None:
+            return kernel
         if options.max_step_instructions:
             budget, target = options.max_step_instructions, options.target
             return lower_sliced(fn, into, lambda: lower_for_arena(fn, kname, into, opts, option),
@@ -258,9 +276,7 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     steps = [Step(kernel, [where(a)[1] for a in call.args], where(call)[1], arena.scratch_offset(i), call,
                   [where(a)[0] for a in call.args], where(call)[0], copies.get(id(call)))
              for i, (kernel, call) in enumerate(zip(arena.kernels, arena.calls))]
-    for step in steps if options.max_step_instructions else ():
-        estimate = estimate_instructions(step.call.op, step.kernel, options.target)
-        step.pieces = pieces(step.kernel, estimate, options.max_step_instructions)
+    _plan_steps(steps, options)
     if options.weights_dtype == "float16":
         half_weights(pool, list({id(s.kernel): s.kernel for s in steps}.values()))
     n_params, n_outs = len(func.params) - len(mod.states), len(outputs) - len(mod.states)

@@ -42,6 +42,13 @@ def too_coarse(kernel, estimate: float, budget: int) -> bool:
     return kernel.slice_range is not None and per_unit(kernel, estimate) > MARGIN * budget
 
 
+def over_budget(kernel, estimate: float, budget: int) -> float:
+    """The estimated instructions of ``kernel``'s smallest possible step when they exceed ``budget``
+    (a kernel that is not sliced, or one unit of its slice), else 0."""
+    smallest = estimate if kernel.slice_range is None else per_unit(kernel, estimate)
+    return smallest if smallest > budget else 0.0
+
+
 def pieces(kernel, estimate: float, budget: int) -> list[tuple[int, int]]:
     """The [tf_lo, tf_hi) ranges ``kernel`` runs in, one per step; [] for a kernel that is not sliced
     (one step, whole). Deep slices: each piece holds the same number of used values."""
@@ -55,4 +62,4 @@ def pieces(kernel, estimate: float, budget: int) -> list[tuple[int, int]]:
     return [(a, min(a + units, hi)) for a in range(lo, hi, units)]
 
 
-__all__ = ["MARGIN", "estimate_instructions", "per_unit", "pieces", "too_coarse"]
+__all__ = ["MARGIN", "estimate_instructions", "over_budget", "per_unit", "pieces", "too_coarse"]
