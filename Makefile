@@ -67,6 +67,7 @@ bench: setup
 	$(VPY) benchmarks/memory.py
 	$(VPY) benchmarks/requant_saturation.py
 	$(VPY) benchmarks/real_oracle.py
+	$(VPY) benchmarks/realtime.py
 	$(VPY) benchmarks/tune.py --fresh $(TUNE_ARGS)
 
 # ONNX backend node tests (mcu preset, node + pytorch-converted) end to end: pass/fail per op, total;
