@@ -11,8 +11,9 @@ Only families whose loop nests keep no state across the split dimension are slic
 value a piece needs is in the arena or its scratch slot, written within the same outer iteration);
 poly-fused chains (line buffers), reductions, softmax and recurrent kernels stay whole (one step).
 When one unit of the split dimension is too coarse for the budget (``too_coarse``), the SIMD blocked
-conv / matmul kernels (DEEP: state only inside a block or in the arena scratch) are sliced on the
-linearised time of the dimensions below it too (``poly.slices``, depth DEEP_DEPTH).
+conv / matmul kernels (state only inside a block or in the arena scratch) and the portable conv
+(accumulator inside one output point) are sliced on the linearised time of the dimensions below it
+too (DEEP, ``poly.slices``).
 """
 from __future__ import annotations
 
@@ -25,9 +26,13 @@ from .kernel import Kernel, split_group
 SLICEABLE = frozenset({"nn.conv2d", "qnn.conv2d", "nn.matmul", "qnn.matmul", "elemwise", "nn.max_pool2d",
                        "nn.avg_pool2d", "qnn.avg_pool2d", "nn.pad"})
 SLICE_VARIANTS = frozenset({"ref", "arm_dsp", "arm_mve"})
-DEEP = frozenset({("qnn.conv2d", "arm_dsp"), ("qnn.conv2d", "arm_mve"), ("qnn.matmul", "arm_dsp"),
-                  ("qnn.matmul", "arm_mve")})
-DEEP_DEPTH = 3        # pixel pair, statement position, channel pair (conv2d_arm.blocked_statements)
+# (anchor op, variant) -> (depth, time-dimension limit) of the deeper slices (poly.slices.SliceRequest):
+# the SIMD blocked kernels over (pixel pair, statement position, channel pair) (conv2d_arm.blocked_
+# statements; groups 1 only, depthwise has its own nest), the portable conv over its output
+# dimensions (n, h, w, g, m) of conv2d.lower_conv2d, whose accumulator lives inside one output point
+DEEP = {("qnn.conv2d", "arm_dsp"): (3, 1 << 30), ("qnn.conv2d", "arm_mve"): (3, 1 << 30),
+        ("qnn.matmul", "arm_dsp"): (3, 1 << 30), ("qnn.matmul", "arm_mve"): (3, 1 << 30),
+        ("qnn.conv2d", "ref"): (2, 5), ("nn.conv2d", "ref"): (2, 5)}
 
 
 def found_slice(kernel: Kernel):
@@ -49,18 +54,20 @@ def lower_sliced(fn: Function, pool, lower: Callable[[], Kernel], too_coarse: Ca
     if fn.attrs.get("poly") or op not in SLICEABLE:
         return lower()
     mark = pool.mark()
-    kernel = _attempt(pool, lower, 1)
-    deep = (op, kernel and kernel.variant) in DEEP and anchor.attrs.get("groups", 1) == 1
+    kernel = _attempt(pool, lower, SliceRequest())
+    deep = DEEP.get((op, kernel and kernel.variant))
+    if deep and kernel.variant != "ref" and anchor.attrs.get("groups", 1) != 1:
+        deep = None
     if kernel is not None and deep and too_coarse(kernel):
         pool.rollback(mark)
-        kernel = _attempt(pool, lower, DEEP_DEPTH) or _attempt(pool, lower, 1)
+        kernel = _attempt(pool, lower, SliceRequest(*deep)) or _attempt(pool, lower, SliceRequest())
     return kernel or lower()
 
 
-def _attempt(pool, lower: Callable[[], Kernel], depth: int) -> Kernel | None:
-    """The kernel lowered with slices of ``depth``, or None (nothing added to ``pool``) when it has none."""
+def _attempt(pool, lower: Callable[[], Kernel], request: SliceRequest) -> Kernel | None:
+    """The kernel lowered under ``request``, or None (nothing added to ``pool``) when it has no slice."""
     mark = pool.mark()
-    token = SLICES.set(SliceRequest(depth))
+    token = SLICES.set(request)
     try:
         kernel = lower()
     finally:

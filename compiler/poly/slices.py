@@ -8,8 +8,9 @@ a slice ``[tf_lo, tf_hi)`` (two int parameters of the kernel) of a linear index 
   earlier dimension is constant, so consecutive slices run the instances in the original order;
 - depth k > 1: L linearises that dimension and the k - 1 after it (row-major over their value
   ranges), still the lexicographic order of the schedule, so still the original order; the kernel must
-  keep no state in local variables across those dimensions (only the SIMD blocked kernels, whose
-  accumulators live inside one block and whose im2col column and pixel buffer are arena scratch).
+  keep no state in local variables across those dimensions (the SIMD blocked kernels, whose
+  accumulators live inside one block and whose im2col column and pixel buffer are arena scratch; the
+  portable conv over its output dimensions only, ``SliceRequest.limit``).
 
 Each call appends a :class:`Slice` (or None: nothing varies) to the request's ``found``.
 """
@@ -33,7 +34,12 @@ class Slice:
 
 @dataclass
 class SliceRequest:
+    """``depth``: how many time dimensions L spans; ``limit``: L never reaches time dimension ``limit``
+    or beyond (the portable reduction nests keep their accumulator in a register from the first
+    dimension after the output ones: conv2d's (n, h, w, g, m) -> limit 5)."""
+
     depth: int = 1
+    limit: int = 1 << 30
     found: list = field(default_factory=list)
 
 
@@ -99,8 +105,9 @@ def sliced(schedule: isl.UnionMap, request: SliceRequest) -> tuple[isl.UnionMap,
     d, lo, hi = found
     times = isl.Set.from_union_set(schedule.range())
     n = times.dim(isl.dim_type.set)
-    if request.depth > 1 and d + 1 < n:
-        text, extent, points = _linear(times, d, request.depth)
+    depth = min(request.depth, n - d, request.limit - d)
+    if depth > 1:
+        text, extent, points = _linear(times, d, depth)
         request.found.append(Slice(0, extent, points))
         lo, hi = 0, extent
     else:

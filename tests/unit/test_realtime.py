@@ -24,8 +24,8 @@ def _statements():
             Statement("T", ("n",), "0 <= n < 1", ("n", "5", "0", "0"), lambda n: "t();")]
 
 
-def _sliced(depth):
-    token = SLICES.set(SliceRequest(depth))
+def _sliced(depth, limit=1 << 30):
+    token = SLICES.set(SliceRequest(depth, limit))
     try:
         _, code = loops_to_c(_statements())
         return code, SLICES.get().found
@@ -56,6 +56,8 @@ def test_deep_slices_linearise_the_time_below_and_list_its_used_values():
     assert len(found.points) == 21 and found.points == sorted(found.points)
     assert found.points[0] == 0 and found.points[-1] == 5 * 6           # T at pp = 5, pos 0, op 0
     assert "tf_lo" in code
+    # a limit at time dimension 2 (a reduction nest's accumulator from there on): back to depth 1
+    assert _sliced(3, limit=2)[1] == [Slice(0, 6)]
 
 
 def _kernel(lo, hi, points=None):
