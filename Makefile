@@ -68,6 +68,7 @@ bench: setup
 	$(VPY) benchmarks/memory.py
 	$(VPY) benchmarks/requant_saturation.py
 	$(VPY) benchmarks/real_oracle.py
+	$(VPY) benchmarks/realtime.py
 	$(VPY) benchmarks/tune.py --fresh $(TUNE_ARGS)
 	$(VPY) benchmarks/compare_published.py
 	$(VPY) benchmarks/fusion_ablation.py

@@ -88,6 +88,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stateful", metavar="IN=OUT,...", action=_JoinPairs, help="graph input/output pairs (names) that carry state "
                    "between runs: each IN becomes persistent state, updated from OUT after every run, zeroed by reset "
                    "(repeatable)")
+    p.add_argument("--skip-zero-activations", action="store_true", help="int8 pointwise conv / fully connected "
+                   "kernels skip groups of input activations at the zero point (exact; data-dependent time)")
+    p.add_argument("--wcet", action="store_true", help="real-time mode: no data-dependent branches (bench: per-kernel "
+                   "instructions over 20 random inputs + --input, min/max and the bound)")
+    p.add_argument("--max-step-instructions", type=_positive, default=None, metavar="N", help="also emit "
+                   "<name>_step(arena), each call at most about N instructions (kernels split by output rows)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -193,7 +199,8 @@ def _compile(args):
                          dump_ir=args.dump_ir, planner=args.planner, rounding=args.rounding, kernels=args.kernels,
                          scratch_bytes=args.scratch_bytes, tuning_records=args.tuning_records,
                          stateful=getattr(args, "stateful", None) or (), weights_dtype=args.weights_dtype,
-                         **placement)
+                         realtime=dict(skip_zero_activations=args.skip_zero_activations, wcet=args.wcet,
+                                       max_step_instructions=args.max_step_instructions or 0), **placement)
 
 
 def cmd_compile(args) -> int:
@@ -345,6 +352,7 @@ def per_layer_lines(result, inputs) -> list[str]:
 
 def cmd_bench(args) -> int:
     from .harness.bench import bench_target
+    from .harness.realtime import realtime_figures
     from .harness.qemu import build_target
     from .targets import TARGETS, get_target
     target = get_target(args.target)
@@ -355,6 +363,7 @@ def cmd_bench(args) -> int:
     with tempfile.TemporaryDirectory(prefix="tinyfuse_") as tmp:
         build = build_target(result, target, Path(args.keep) if args.keep else Path(tmp), inputs)
         figures = bench_target(build, measure=args.measure)
+        figures |= realtime_figures(build, args.wcet, inputs, args.seed)
     if args.json:
         print(json.dumps(figures))
         return 0
@@ -367,6 +376,7 @@ def cmd_bench(args) -> int:
 
 def bench_text(f: dict) -> str:
     """The bench figures as a short report with a per-kernel table."""
+    from .harness.realtime import realtime_text
     ipm = f"{f['instructions_per_mac']:.2f}" if f["instructions_per_mac"] is not None else "-"
     lib = f["instructions"] - f["instructions_model_code"]
     per = " per frame" if f.get("state_bytes") else ""      # a stateful model: one frame after reset
@@ -382,7 +392,7 @@ def bench_text(f: dict) -> str:
         n = k["instructions"]
         per = f"{n / k['macs']:.2f}" if n is not None and k["macs"] else "-"
         lines.append(f"{k['name']:<40} {k['macs']:>10} {n if n is not None else '-':>13} {per:>10}")
-    return "\n".join(lines)
+    return "\n".join(lines + realtime_text(f))
 
 
 def cmd_validate(args) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,10 @@ from .frontend.onnx import from_onnx, load_onnx
 from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
 from .lower import ConstPool, Kernel
 from .lower.arena_variants import lower_for_arena
+from .lower.realtime import modes as realtime_modes
+from .lower.skip_zero import lower_skip_zero
+from .lower.slicing import lower_sliced
+from .cost.steps import estimate_instructions, over_budget, pieces, too_coarse
 from .lower.half_weights import half_weights
 from .memory import Buffer, Plan
 from .memory.arena import plan_arena
@@ -28,6 +33,9 @@ from .options import CompileOptions
 from .passes import run_pipeline
 from .passes.io_quant import io_quantization
 from .targets import Placement, check_fits, get_target
+
+
+STEP_CURSOR_BYTES = 16     # --max-step-instructions: the step index lives in the arena, after the plan
 
 
 @dataclass
@@ -53,6 +61,7 @@ class Step:
     in_bases: list[str] = field(default_factory=list)   # C pointer each offset counts from: "a" arena, "st" state,
     out_base: str = "a"                                 # "rw<i>" a ring window (memory/state.py)
     copy: str | None = None         # C statement run instead of the kernel (a ring buffer's append)
+    pieces: list[tuple[int, int]] = field(default_factory=list)   # step fission: [tf_lo, tf_hi) per step
 
 
 @dataclass
@@ -84,7 +93,16 @@ class CompileResult:
 
     @property
     def arena_bytes(self) -> int:
+        """The planned arena, plus the step cursor's 16 bytes after it when ``<name>_step`` exists."""
+        if self.options is not None and self.options.max_step_instructions:
+            return self.step_cursor_offset + STEP_CURSOR_BYTES
         return self.plan.arena_bytes
+
+    @property
+    def step_cursor_offset(self) -> int:
+        """Arena offset of ``<name>_step``'s cursor (uint32 index of the next step): the planned arena
+        rounded up to 16 bytes."""
+        return -(-self.plan.arena_bytes // STEP_CURSOR_BYTES) * STEP_CURSOR_BYTES
 
     @property
     def kernels(self) -> list[Kernel]:
@@ -114,7 +132,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   arena_section: str | None = None, code_section: str | None = None,
                   align: int | None = None, rounding: str = "double", kernels: str | None = None,
                   scratch_bytes: int | None = None, tuning_records=None, stateful=(),
-                  weights_dtype: str = "float32") -> CompileResult:
+                  weights_dtype: str = "float32", realtime: dict | None = None) -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -132,6 +150,8 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     RNN state I/O).
     ``weights_dtype`` 'float16' stores float constants as binary16 in flash, converted at each read
     (lower/half_weights.py; TinyfuseError on a target without FP16 conversion); default 'float32'.
+    ``realtime``: {'skip_zero_activations': bool, 'wcet': bool, 'max_step_instructions': N} (README
+    "Real-time mode"; ``realtime_options`` checks the combination).
     """
     tgt = get_target(target)
     overrides = dict(weights_section=weights_section, arena_section=arena_section, code_section=code_section,
@@ -148,10 +168,29 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
         choose = records.chooser(tgt.name)
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
                                      rounding, planner, disabled_passes, dump_ir, weights_dtype)
+    if realtime:
+        options = realtime_options(options, ir, **realtime)
     mod = run_pipeline(ir, options)
     result = _lower_and_plan(mod, model_hash, options, placement, choose)
     check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
     return result
+
+
+def realtime_options(options: CompileOptions, ir: IRModule, skip_zero_activations: bool = False, wcet: bool = False,
+                     max_step_instructions: int = 0) -> CompileOptions:
+    """``options`` with the real-time choices; TinyfuseError for --wcet with activation skipping (a
+    data-dependent branch), a step budget < 1, or step fission of a stateful model. Step fission
+    disables poly_fuse (fission: line-buffered chains keep state across rows and run as one step)."""
+    if wcet and skip_zero_activations:
+        raise TinyfuseError("--wcet and --skip-zero-activations exclude each other: skipping is a data-dependent branch")
+    if max_step_instructions and max_step_instructions < 1:
+        raise TinyfuseError(f"--max-step-instructions must be at least 1, got {max_step_instructions}")
+    if max_step_instructions and ir.states:
+        raise TinyfuseError("--max-step-instructions: a stateful (streaming) model has no <name>_step; "
+                            "compile it without step fission")
+    disabled = options.disabled_passes | ({"poly_fuse"} if max_step_instructions else set())
+    return dataclasses.replace(options, skip_zero_activations=skip_zero_activations, wcet=wcet,
+                               max_step_instructions=max_step_instructions or 0, disabled_passes=disabled)
 
 
 def stateful_pairs(text: str) -> tuple[tuple[str, str], ...]:
@@ -182,6 +221,19 @@ def _with_io_quant(mod: IRModule) -> IRModule:
     return dataclasses.replace(mod, io_quant=io_quantization(mod.main))
 
 
+def _plan_steps(steps: list[Step], options: CompileOptions) -> None:
+    """Step fission (--max-step-instructions): each step's pieces from the cost model
+    (cost/steps.py); a warning for a kernel whose smallest step is over the budget."""
+    budget = options.max_step_instructions
+    for step in steps if budget else ():
+        estimate = estimate_instructions(step.call.op, step.kernel, options.target)
+        step.pieces = pieces(step.kernel, estimate, budget)
+        over = over_budget(step.kernel, estimate, budget)
+        if over:
+            warnings.warn(f"--max-step-instructions {budget}: kernel {step.kernel.name} ({step.kernel.variant}) "
+                          f"cannot be split finer than about {over:.0f} instructions a step (cost model)")
+
+
 def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, placement: Placement = Placement(),
                     choose=None) -> CompileResult:
     """Lower the fused module under ``options`` and plan its arena. ``choose(fn, option)``: a
@@ -204,10 +256,19 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     # kernel order, in-place choices, lowering, buffers and offsets: compiler/memory/arena.py
     def lower(fn, kname, dry, option):
         k = choose(fn, option) if choose is not None else None
-        return lower_for_arena(fn, kname, ConstPool(mod.name) if dry else pool,
-                               options.for_kernels(k) if k else options, option)
-    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
-                       external=external_values(mod))
+        into = ConstPool(mod.name) if dry else pool
+        opts = options.for_kernels(k) if k else options
+        skipping = options.skip_zero_activations and not fn.attrs.get("poly")
+        if skipping and (kernel := lower_skip_zero(fn, kname, into, opts.allows("arm_dsp"), option)) is not None:
+            return kernel
+        if options.max_step_instructions:
+            budget, target = options.max_step_instructions, options.target
+            return lower_sliced(fn, into, lambda: lower_for_arena(fn, kname, into, opts, option),
+                                lambda k: too_coarse(k, estimate_instructions(fn, k, target), budget))
+        return lower_for_arena(fn, kname, into, opts, option)
+    with realtime_modes(options):
+        arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
+                           external=external_values(mod))
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
     states = layout_states(mod, arena.offset, lambda arr, key: pool.ref(arr, key=key))
     where = locator(mod, arena.offset, states)
@@ -215,6 +276,7 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     steps = [Step(kernel, [where(a)[1] for a in call.args], where(call)[1], arena.scratch_offset(i), call,
                   [where(a)[0] for a in call.args], where(call)[0], copies.get(id(call)))
              for i, (kernel, call) in enumerate(zip(arena.kernels, arena.calls))]
+    _plan_steps(steps, options)
     if options.weights_dtype == "float16":
         half_weights(pool, list({id(s.kernel): s.kernel for s in steps}.values()))
     n_params, n_outs = len(func.params) - len(mod.states), len(outputs) - len(mod.states)

@@ -76,6 +76,9 @@ class CompileOptions:
     disabled_passes: frozenset = frozenset()
     dump_dir: Path | None = None
     weights_dtype: str = "float32"
+    skip_zero_activations: bool = False   # --skip-zero-activations: pointwise/FC kernels skip zero-point groups
+    wcet: bool = False                    # --wcet: no data-dependent branches chosen by tinyfuse
+    max_step_instructions: int = 0        # --max-step-instructions N: <name>_step pieces of <= N instructions
     context: CompileContext = field(default_factory=CompileContext, compare=False, repr=False)
 
     @classmethod

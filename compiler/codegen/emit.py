@@ -14,7 +14,8 @@ QUANT_HEADER = "tinyfuse_quant.h"
 QUANT_SOURCE = runtime_dir() / "include" / "tinyfuse" / "quant.h"
 SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve variants
 HALF_HEADER = "tinyfuse_half.h"     # Kernel.headers of kernels reading binary16 weights (--weights-dtype float16)
-RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE,
+WCET_HEADER = "tinyfuse_wcet.h"     # Kernel.headers of the --wcet branch-free kernels (lower/realtime.py)
+RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "include" / "tinyfuse" / "wcet.h",
                    SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h",
                    HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h"}
 CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit patterns
@@ -42,6 +43,25 @@ def _io_json(infos, qparams) -> list[dict]:
             for t, q in zip(infos, qparams)]
 
 
+def _step_api(result) -> dict | None:
+    """What model/step.c.j2 renders for ``<name>_step`` (--max-step-instructions), or None: per kernel
+    call its first step index (base), number of steps (count) and, when sliced, the range [lo, hi) of
+    its split dimension cut into pieces of ``units`` (or, when not uniform, at the ``table`` bounds)."""
+    budget = result.options.max_step_instructions if result.options is not None else 0
+    if not budget:
+        return None
+    entries, base = [], 0
+    for s in result.steps:
+        count = len(s.pieces) or 1
+        units = s.pieces[0][1] - s.pieces[0][0] if s.pieces else 0
+        lo, hi = (s.pieces[0][0], s.pieces[-1][1]) if s.pieces else (0, 0)
+        uniform = all(b - a == units for a, b in s.pieces[:-1]) and (not s.pieces or s.pieces[0][0] == lo)
+        table = None if uniform else [a for a, _ in s.pieces] + [hi]
+        entries.append(dict(step=s, base=base, count=count, units=units, lo=lo, hi=hi, table=table))
+        base += count
+    return dict(budget=budget, total=base, cursor=result.step_cursor_offset, entries=entries)
+
+
 def emit_sources(result, pool, version: str) -> dict[str, str]:
     name = result.name
     in_q, out_q = _io_quant(result)
@@ -52,6 +72,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         constants=[(cname, CONST_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
         weights_bytes=result.weights_bytes, macs=result.macs, placement=result.placement,
         in_q=in_q, out_q=out_q, states=result.states, state_bytes=result.state_bytes,
+        step_api=_step_api(result),
     )
     uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
     ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []

@@ -26,6 +26,7 @@ from . import recurrent, svdf  # noqa: F401  (nn.lstm, nn.gru, qnn.lstm, nn.svdf
 from . import conv2d_arm, horizontal_arm, matmul_arm  # noqa: F401  (the SIMD variants)
 from . import pool as _pool_family  # noqa: F401  (aliased: ``pool`` is the ConstPool parameter below)
 from .kernel import ConstPool, Epilogue, Kernel, split_group
+from .slicing import found_slice
 from .registry import LOWERINGS, VARIANTS, Unsupported, lowering, variant  # noqa: F401  (re-exported)
 
 log = logging.getLogger("tinyfuse.lower")
@@ -79,9 +80,11 @@ def _try_variants(fn, anchor, epilogue_ops, pool, name, key, allowed, **options)
 def _finish(kernel: Kernel, fn: Function, anchor, epilogue_ops, name: str) -> Kernel:
     kernel.ops = kernel.ops or [c.op for c in ([anchor] if anchor is not None else []) + epilogue_ops]  # a lowering may list its own
     kernel.group = fn.attrs.get("name", name)
+    found = found_slice(kernel)
+    kernel.slice_range, kernel.slice_points = ((found.lo, found.hi), found.points) if found else (None, None)
     kernel.code = template("expr/kernel.c.j2").render(
         name=name, group=kernel.group, ops=kernel.ops, macs=kernel.macs, params=[p.ctype for p in kernel.params],
         out_ctype=kernel.out.ctype, decls=kernel.decls, loops=kernel.loops, variant=kernel.variant,
-        scratch=kernel.scratch_bytes)
+        scratch=kernel.scratch_bytes, slice=kernel.slice_range)
     return kernel
 

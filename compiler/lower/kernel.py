@@ -35,6 +35,8 @@ class Kernel:
     variant: str = "ref"            # kernel variant: ref (portable C), arm_dsp, arm_mve (lower.VARIANTS)
     headers: list[str] = field(default_factory=list)   # runtime_c headers the body needs (emitted beside)
     plan: object = None             # fused_chain kernels: their tinyfuse.poly.linebuf.ChainPlan (memory report)
+    slice_range: tuple[int, int] | None = None   # step fission: the kernel runs [tf_lo, tf_hi) of this range
+    slice_points: list[int] | None = None        # ... of which these values are used (deep slices)
 
 
 class ConstPool:

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import quant
 from ..codegen.templates import template
+from . import realtime
 from .kernel import Kernel
 from .registry import lowering
 
@@ -18,6 +19,7 @@ def lower_qsoftmax(fn, anchor, epi, pool, name) -> Kernel:
     a = anchor.attrs
     shape, axis = anchor.ty.shape, a["axis"] % anchor.ty.ndim
     fixed = quant.softmax_is_fixed_point(a["in_scale"], a["out_scale"], a["out_zero_point"])
+    wcet = fixed and realtime.current().wcet     # the table path divides in 64 bits: data-dependent, reported
     if fixed:
         params = quant.softmax_params(a["in_scale"])
     else:
@@ -27,7 +29,8 @@ def lower_qsoftmax(fn, anchor, epi, pool, name) -> Kernel:
                   for k in ("exp_table", "out_table")}
     loops = template("softmax/ref_int8.c.j2").render(
         outer=int(np.prod(shape[:axis])), length=shape[axis], inner=int(np.prod(shape[axis + 1:])),
-        fixed=fixed, **params,
+        fixed=fixed, **params, **({"wcet": True} if wcet else {}),
         out_zero_point=a["out_zero_point"])
     return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [],
-                  scratch_bytes=4 * shape[axis] if fixed else 0)   # the fixed path's int32 exps of one row
+                  scratch_bytes=4 * shape[axis] if fixed else 0,   # the fixed path's int32 exps of one row
+                  headers=[realtime.WCET_HEADER] if wcet else [])

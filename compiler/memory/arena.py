@@ -58,12 +58,14 @@ def view_offsets(func: Function) -> dict[int, int]:
 
 
 def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=None,
-                 cache: dict | None = None, external: frozenset = frozenset()) -> tuple[KernelGraph, list[Call]]:
+                 cache: dict | None = None, external: frozenset = frozenset(),
+                 no_rules: frozenset = frozenset()) -> tuple[KernelGraph, list[Call]]:
     """The KernelGraph of a fused main function (nodes in IR post-order) and the calls behind its
     nodes. ``scratch``: id(call) -> scratch bytes of its normal kernel (0 if absent); ``cost`` and
     ``cache`` (the compilation's in-place proof cache): see ``inplace.options``. ``external``: ids
     of parameters and kernel calls whose values live outside the arena (a stateful model's state and
-    ring windows, memory/state.py): they take no arena bytes and no kernel writes over them in place."""
+    ring windows, memory/state.py): they take no arena bytes and no kernel writes over them in place.
+    ``no_rules``: in-place rules not to use (step fission: kernels that cannot be sliced)."""
     root: dict[int, str] = {}
     sizes: dict[str, int] = {}
     for i, p in enumerate(func.params):
@@ -85,7 +87,7 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
             opts = [] if node.op.attrs.get("poly") else inplace_options(node.op, cost, cache=cache)
             opts += [replace(o, scratch=sb) for o in node.op.attrs.get("poly_inplace", [])]   # same kernel
             opts = [o for o in opts if not shifted.get(id(node.args[o.arg]))   # in place: same start only
-                    and root[id(node.args[o.arg])] not in outside and v not in outside]
+                    and root[id(node.args[o.arg])] not in outside and v not in outside and o.rule not in no_rules]
             nodes.append(Node(node.op.attrs.get("name", "kernel"), [root[id(a)] for a in node.args], v,
                               sb, list(opts), node))
             calls.append(node)
@@ -104,10 +106,13 @@ def plan_arena(func: Function, lower: Callable, options, inplace: bool = True, c
     kernels need no scratch (portable kernels), so skip the trial lowering that measures it.
     ``external``: see :func:`kernel_graph`."""
     planner, alignment, cache = options.planner, options.alignment, options.context.inplace_options
-    g0, calls0 = kernel_graph(func, cache=cache, external=external)
+    # step fission: the dw_plane kernel and the portable pixel-buffer kernel are not sliced (lower/slicing.py)
+    no_rules = frozenset({"dw_plane"} | (set() if options.variants else {"pixel_buffer"})) \
+        if options.max_step_instructions else frozenset()
+    g0, calls0 = kernel_graph(func, cache=cache, external=external, no_rules=no_rules)
     scratch = {id(c): lower(c.op, f"dry{i}", True, None).scratch_bytes for i, c in enumerate(calls0)
                if dry_run or c.op.attrs.get("poly")}
-    g, calls = kernel_graph(func, scratch, cost, cache, external)
+    g, calls = kernel_graph(func, scratch, cost, cache, external, no_rules)
     options = [n.inplace for n in g.nodes]
     for n in g.nodes:
         n.inplace = []

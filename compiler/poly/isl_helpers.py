@@ -13,6 +13,8 @@ from typing import Callable
 
 import islpy as isl
 
+from .slices import SLICES, sliced
+
 
 @dataclass(frozen=True)
 class Statement:
@@ -68,8 +70,12 @@ def loops_to_c(statements: list[Statement], indent: int = 2) -> tuple[str, str]:
 def schedule_to_c(schedule: isl.UnionMap, bodies: dict, indent: int = 2) -> tuple[str, str]:
     """isl's AST for ``schedule`` printed as C, each statement instance replaced by our body
     (ISLPY.md §5). ``bodies[name] = (dims, body(**coords) -> C text)``; coords are the C expressions
-    isl chose for the statement's coordinates. Returns (macros the loops use, C code)."""
-    build = isl.AstBuild.from_context(isl.Set("{ : }"))
+    isl chose for the statement's coordinates. Returns (macros the loops use, C code). Inside
+    ``tinyfuse.lower.slicing`` (``slices.SLICES`` set): only the slice [tf_lo, tf_hi) (``slices.sliced``)."""
+    context = isl.Set("{ : }")
+    if SLICES.get() is not None:
+        schedule, context = sliced(schedule, SLICES.get())
+    build = isl.AstBuild.from_context(context)
     ast = build.node_from_schedule_map(schedule)
     errors: list[BaseException] = []
 

@@ -1,0 +1,59 @@
+"""Real-time mode on cortex-m4 under qemu, measured with the instruction counter:
+- step fission: ``<name>_step`` called until it reports completion gives ``<name>_run``'s output
+  byte for byte (and TFLite Micro's), and no step executes more than the budget, for the SIMD
+  (arm_dsp, sliced deep) and the portable (isl, sliced by rows) conv kernels;
+- --wcet: the int8 softmax executes the same number of instructions on every input (and it does not
+  without --wcet), its output still TFLM's;
+- --skip-zero-activations: the arm_dsp skipping kernels (pointwise conv, fully connected) equal TFLM."""
+import numpy as np
+import pytest
+
+from tinyfuse.driver import compile_model
+from tinyfuse.harness.qemu import build_target, run_target
+from tinyfuse.harness.realtime import bench_wcet
+from tinyfuse.harness.steps import bench_steps
+from tests.builders import conv_case, unary_case
+from tests.c.test_realtime import _skip_case
+from tests.target.conftest import require_tools
+
+
+# one output row of the portable conv (10 pixels x 16 channels x 72 taps) takes about 89,000
+# instructions: it is sliced by output pixels (its accumulator lives within one output point)
+@pytest.mark.parametrize("kernels,budget", [("auto", 4000), ("ref", 30000)])
+def test_steps_equal_run_and_stay_under_the_budget(kernels, budget, tmp_path):
+    require_tools("cortex-m4")
+    case = conv_case("conv", 5, (1, 12, 10, 8), 16, (3, 3), act="RELU")
+    result = compile_model(case.model, target="cortex-m4", kernels=kernels,
+                           realtime={"max_step_instructions": budget})
+    assert all(s.pieces for s in result.steps)                      # the conv is sliced
+    build = build_target(result, "cortex-m4", tmp_path, case.inputs)
+    (out,) = run_target(build)
+    np.testing.assert_array_equal(out.reshape(case.want.shape), case.want)
+    f = bench_steps(build)
+    assert f["steps_match_run"] and f["steps"] == sum(len(s.pieces) for s in result.steps) > 3
+    assert f["max_step_instructions"] <= budget, f["step_instructions"]
+    assert abs(f["step_overhead"]) < 0.1 * f["run_instructions"]
+
+
+def test_wcet_softmax_runs_the_same_instructions_on_every_input(tmp_path):
+    require_tools("cortex-m4")
+    case = unary_case("softmax", 2, (1, 40))
+    rng = np.random.default_rng(0)
+    samples = [case.inputs] + [[rng.integers(-128, 128, (1, 40)).astype(np.int8)] for _ in range(4)]
+    plain = bench_wcet(compile_model(case.model, target="cortex-m4"), "cortex-m4", samples, tmp_path / "plain")
+    assert plain["kernels"][0]["data_dependent"]                # the exp's conditional factors
+    result = compile_model(case.model, target="cortex-m4", realtime={"wcet": True})
+    w = bench_wcet(result, "cortex-m4", samples, tmp_path / "wcet")
+    assert not w["kernels"][0]["data_dependent"] and w["instructions_min"] == w["instructions_max"]
+    (out,) = run_target(build_target(result, "cortex-m4", tmp_path / "run", case.inputs))
+    np.testing.assert_array_equal(out.reshape(case.want.shape), case.want)
+
+
+@pytest.mark.parametrize("kind", ["pw", "fc"])
+def test_skip_zero_activations_dsp_is_exact(kind, tmp_path):
+    require_tools("cortex-m4")
+    case, x, want = _skip_case(kind, 4)
+    result = compile_model(case.model, target="cortex-m4", realtime={"skip_zero_activations": True})
+    assert [k.variant for k in result.kernels] == ["skip_zero_dsp"]
+    (out,) = run_target(build_target(result, "cortex-m4", tmp_path, [x]))
+    np.testing.assert_array_equal(out.reshape(want.shape), want)
