@@ -213,6 +213,8 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
             raise TinyfuseError(f"node '{node.span}' ({node.op}): left outside any kernel")
     outputs = list(func.outputs)
     for o in outputs:
+        if isinstance(o, Constant) and o.ty.nbytes == 0:
+            continue                 # an empty output (zero elements): no bytes, no kernel
         if isinstance(o, Constant) or id(o) not in computed:
             raise TinyfuseError("a model output is a constant: nothing to compute")
         if isinstance(o, Var):
@@ -235,7 +237,8 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     if options.weights_dtype == "float16":
         half_weights(pool, list({id(s.kernel): s.kernel for s in steps}.values()))
     n_params, n_outs = len(func.params) - len(mod.states), len(outputs) - len(mod.states)
-    offset = arena.offset if options.io_buffers == "arena" else (lambda v: 0)   # caller: each at its pointer
+    def offset(v) -> int:            # caller-owned I/O: each at its own pointer; an empty value: nowhere
+        return arena.offset(v) if options.io_buffers == "arena" and v.ty.nbytes else 0
     inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params[:n_params]]
     outs = [TensorInfo(n, o.ty.shape, o.ty.dtype, o.ty.nbytes, offset(o))
             for n, o in zip(mod.output_names, outputs[:n_outs])]

@@ -58,8 +58,8 @@ def convert_slice(node: Node, args):
     for a, b, e, s in zip(axes, starts, ends, steps):
         begin[a], end[a], step[a] = slice_bound(b, shape[a], s, False), slice_bound(e, shape[a], s, True), s
     out = [max(0, -(-(e - b) // s)) for b, e, s in zip(begin, end, step)]
-    if 0 in out:
-        raise node.error(f"the slice of {list(shape)} is empty ({out}); tinyfuse needs non-empty tensors")
+    if 0 in out:                       # an empty slice: a zero-element constant (onnx.py empty_constant)
+        return Constant(np.zeros(out, x.ty.dtype), node.name)
     return slice_expr(x, begin, end, step, node.name)
 
 
