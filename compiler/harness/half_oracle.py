@@ -150,6 +150,27 @@ def _round_tflite(model_path, out: Path) -> Path:
     return path
 
 
+def half_rounded_module(mod):
+    """``mod`` (an ir.IRModule, after the pipeline) with every float32 Constant of at least two elements
+    rounded through binary16, fused groups included: tinyfuse's numpy reference of a float16 build,
+    for the models no oracle runs (a hybrid .tflite TFLM refuses)."""
+    from dataclasses import replace
+
+    from ..ir import Call, Constant, Function
+    from ..ir.rewrite import rewrite
+
+    def fn(f: Function) -> Function:
+        def visit(new, orig):
+            if isinstance(new, Constant) and new.value.dtype == np.float32:
+                rounded = round_half(np.asarray(new.value))
+                return None if rounded is new.value else Constant(rounded, new.name)
+            if isinstance(new, Call) and isinstance(new.op, Function):
+                return replace(new, op=fn(new.op))
+            return None
+        return rewrite(f, visit)
+    return mod.with_main(fn(mod.main))
+
+
 def half_rounded_model(model_path, out: str | Path) -> Path:
     """Write the float16-rounded copy of ``model_path`` (ONNX or TFLite, told by content) into the
     directory ``out``; its path."""
@@ -159,4 +180,4 @@ def half_rounded_model(model_path, out: str | Path) -> Path:
     return _round_onnx(model_path, out)
 
 
-__all__ = ["half_rounded_model", "round_half"]
+__all__ = ["half_rounded_model", "half_rounded_module", "round_half"]

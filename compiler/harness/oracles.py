@@ -173,8 +173,12 @@ def _model_oracle(model_path, result, inputs) -> tuple[str, list[np.ndarray], st
 
 def numpy_outputs(result, inputs) -> list[np.ndarray]:
     """tinyfuse's own reference: the compiled IR evaluated in numpy (fixed-point exact for int8); a
-    stateful model runs one frame from its reset state (its model outputs only)."""
+    stateful model runs one frame from its reset state (its model outputs only). A ``--weights-dtype
+    float16`` build evaluates its float constants rounded through binary16 (half_oracle.py)."""
     from ..ir.interpreter import run_module
-    states = result.module.states
-    outs = run_module(result.module, [*inputs, *(s.initial() for s in states)])
+    states, mod = result.module.states, result.module
+    if result.options is not None and result.options.weights_dtype == "float16":
+        from .half_oracle import half_rounded_module
+        mod = half_rounded_module(mod)              # the weights the C reads (binary16-rounded)
+    outs = run_module(mod, [*inputs, *(s.initial() for s in states)])
     return outs[:len(outs) - len(states)]

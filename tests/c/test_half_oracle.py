@@ -56,3 +56,21 @@ def test_float_tflite_matches_tflm_on_float16_rounded_weights(tmp_path, capsys):
     assert np.max(np.abs(y - want)) <= 1e-5 * np.max(np.abs(want))
     (y32,) = tflm_run(path.read_bytes(), [x])
     assert np.max(np.abs(y32 - y)) > 1e-4 * np.max(np.abs(y32))
+
+
+def test_numpy_reference_of_a_float16_build_reads_rounded_weights(tmp_path):
+    """The fallback reference (a model no oracle runs, e.g. a hybrid .tflite): the compiled IR with its
+    float constants rounded through binary16 agrees with the C within run's tolerance, the unrounded
+    IR does not."""
+    require_programs("gcc")
+    from tinyfuse.driver import compile_model
+    from tinyfuse.harness import build_host, run_host
+    from tinyfuse.harness.oracles import numpy_outputs
+    from tinyfuse.ir.interpreter import run_module
+    result = compile_model(conv_bn_model(), weights_dtype="float16")
+    x = np.random.default_rng(2).standard_normal((1, 8, 10, 10)).astype(np.float32)
+    (got,) = run_host(build_host(result, tmp_path), result, [x])
+    (ref,) = numpy_outputs(result, [x])
+    (unrounded,) = run_module(result.module, [x])
+    tol = 1e-4 * np.max(np.abs(ref))
+    assert np.max(np.abs(got - ref)) <= tol < np.max(np.abs(got - unrounded))
