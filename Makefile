@@ -66,6 +66,7 @@ bench: setup
 	$(VPY) benchmarks/targets.py $(BENCH_ARGS)
 	$(VPY) benchmarks/int8_targets.py
 	$(VPY) benchmarks/memory.py
+	$(VPY) benchmarks/io_buffers.py
 	$(VPY) benchmarks/requant_saturation.py
 	$(VPY) benchmarks/real_oracle.py
 	$(VPY) benchmarks/realtime.py

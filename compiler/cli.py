@@ -23,7 +23,7 @@ from .errors import TinyfuseError
 from .harness.inputs import load_inputs
 from .harness.oracles import onnxruntime_outputs, reference_outputs, tflm_outputs  # noqa: F401 (re-exported)
 from .harness.verdict import compare, is_quantized, output_lsb, top_classes, verdict_line  # noqa: F401
-from .options import KERNEL_CHOICES
+from .options import IO_BUFFERS, KERNEL_CHOICES
 from .memory import PLANNERS
 from .passes.pipeline import PASS_NAMES
 from .targets import TARGETS, get_target
@@ -78,6 +78,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--weights-dtype", default="float32", choices=("float32", "float16"),
                    help="float weights in flash: float32 (default) or float16 (half the bytes, converted at each "
                    "read; cores with FP16 conversion: host, cortex-m4/m7/m33/m55)")
+    p.add_argument("--io-buffers", default="arena", choices=IO_BUFFERS,
+                   help="where the model inputs and outputs live: arena (default: inside the arena, "
+                   "<name>_input/_output) or caller (buffers the caller passes to <name>_run(arena, in..., out...): "
+                   "a smaller arena, as TVM AOT / X-CUBE-AI)")
     p.add_argument("--kernels", default=None, choices=KERNEL_CHOICES,
                    help="kernel variants: auto (the target's SIMD kernels: arm_dsp on M4/M7/M33, arm_mve on M55; "
                    "default, or $TINYFUSE_KERNELS), ref (portable C everywhere) or one variant")
@@ -188,6 +192,8 @@ def _tune_parser(sub, _epilog) -> None:
     t.add_argument("--jobs", type=int, default=None, help="parallel qemu runs (default: the CPU count)")
     t.add_argument("--max-arena-growth", type=float, default=0.0, metavar="F",
                    help="the tuned arena may exceed the default's by this fraction (default 0: memory first)")
+    t.add_argument("--io-buffers", default="arena", choices=IO_BUFFERS, help="where the model inputs and "
+                   "outputs live in every trial: arena (default) or caller (see compile --io-buffers)")
     t.add_argument("--json", action="store_true", help="print one JSON object")
     t.add_argument("--debug", action="store_true", help="show tracebacks")
 
@@ -200,7 +206,8 @@ def _compile(args):
                          scratch_bytes=args.scratch_bytes, tuning_records=args.tuning_records,
                          stateful=getattr(args, "stateful", None) or (), weights_dtype=args.weights_dtype,
                          realtime=dict(skip_zero_activations=args.skip_zero_activations, wcet=args.wcet,
-                                       max_step_instructions=args.max_step_instructions or 0), **placement)
+                                       max_step_instructions=args.max_step_instructions or 0), io_buffers=getattr(args, "io_buffers", "arena"),
+                         **placement)
 
 
 def cmd_compile(args) -> int:
@@ -381,6 +388,7 @@ def bench_text(f: dict) -> str:
     lib = f["instructions"] - f["instructions_model_code"]
     per = " per frame" if f.get("state_bytes") else ""      # a stateful model: one frame after reset
     state = f" + state {f['state_bytes']} B" if f.get("state_bytes") else ""
+    state += f" + caller I/O buffers {f['io_bytes']} B" if f.get("io_bytes") else ""
     lines = [f"model {f['model']} on {f['target']} (qemu {f['board']}): {f['instructions']} instructions{per} "
              f"(model code {f['instructions_model_code']}, library {lib}), {f['macs']} MACs, {ipm} instructions/MAC",
              f"flash: code {f['flash_code']} B (model {f['flash_code_model']} + library {f['flash_code_lib']}), "
@@ -407,7 +415,7 @@ def cmd_tune(args) -> int:
     from .tune import tune
     records = args.records or f"{Path(args.model).stem}.{args.target}.tune.jsonl"
     s = tune(args.model, args.target, trials=args.trials, records_path=records, jobs=args.jobs,
-             max_arena_growth=args.max_arena_growth)
+             max_arena_growth=args.max_arena_growth, io_buffers=args.io_buffers)
     if args.json:
         print(json.dumps(s))
         return 0

@@ -28,6 +28,7 @@ from .cost.steps import estimate_instructions, over_budget, pieces, too_coarse
 from .lower.half_weights import half_weights
 from .memory import Buffer, Plan
 from .memory.arena import plan_arena
+from .memory.io_buffers import caller_owned, with_caller_io
 from .memory.state import StateInfo, external_values, layout_states, locator, ring_copies
 from .options import CompileOptions
 from .passes import run_pipeline
@@ -92,6 +93,16 @@ class CompileResult:
         return max((s.offset + (s.capacity or s.nbytes) for s in self.states), default=0)
 
     @property
+    def io_caller(self) -> bool:
+        """Whether the model inputs and outputs are caller-owned buffers (``--io-buffers caller``)."""
+        return self.options is not None and self.options.io_buffers == "caller"
+
+    @property
+    def io_bytes(self) -> int:
+        """Bytes of the caller-owned input and output buffers (``--io-buffers caller``), else 0."""
+        return sum(t.nbytes for t in [*self.inputs, *self.outputs]) if self.io_caller else 0
+
+    @property
     def arena_bytes(self) -> int:
         """The planned arena, plus the step cursor's 16 bytes after it when ``<name>_step`` exists."""
         if self.options is not None and self.options.max_step_instructions:
@@ -132,7 +143,8 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   arena_section: str | None = None, code_section: str | None = None,
                   align: int | None = None, rounding: str = "double", kernels: str | None = None,
                   scratch_bytes: int | None = None, tuning_records=None, stateful=(),
-                  weights_dtype: str = "float32", realtime: dict | None = None) -> CompileResult:
+                  weights_dtype: str = "float32", realtime: dict | None = None,
+                  io_buffers: str = "arena") -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -152,6 +164,9 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     (lower/half_weights.py; TinyfuseError on a target without FP16 conversion); default 'float32'.
     ``realtime``: {'skip_zero_activations': bool, 'wcet': bool, 'max_step_instructions': N} (README
     "Real-time mode"; ``realtime_options`` checks the combination).
+    ``io_buffers`` 'caller' keeps the model inputs and outputs out of the arena: ``<name>_run`` takes
+    pointers to the caller's buffers (memory/io_buffers.py; TinyfuseError for a stateful model);
+    default 'arena'.
     """
     tgt = get_target(target)
     overrides = dict(weights_section=weights_section, arena_section=arena_section, code_section=code_section,
@@ -167,9 +182,15 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
         disabled_passes, scratch_bytes = records.apply_global(model_hash, tgt.name, disabled_passes, scratch_bytes)
         choose = records.chooser(tgt.name)
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
-                                     rounding, planner, disabled_passes, dump_ir, weights_dtype)
+                                     rounding, planner, disabled_passes, dump_ir, weights_dtype, io_buffers)
+    if options.io_buffers == "caller" and ir.states:
+        raise TinyfuseError("--io-buffers caller: a stateful model keeps its inputs and outputs in the arena "
+                            "(<name>_run(arena, state)); compile it with --io-buffers arena")
     if realtime:
         options = realtime_options(options, ir, **realtime)
+    if options.io_buffers == "caller" and options.max_step_instructions:
+        raise TinyfuseError("--max-step-instructions: <name>_step(arena) works on the I/O inside the arena; "
+                            "compile it with --io-buffers arena")
     mod = run_pipeline(ir, options)
     result = _lower_and_plan(mod, model_hash, options, placement, choose)
     check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
@@ -248,6 +269,8 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
             raise TinyfuseError(f"node '{node.span}' ({node.op}): left outside any kernel")
     outputs = list(func.outputs)
     for o in outputs:
+        if isinstance(o, Constant) and o.ty.nbytes == 0:
+            continue                 # an empty output (zero elements): no bytes, no kernel
         if isinstance(o, Constant) or id(o) not in computed:
             raise TinyfuseError("a model output is a constant: nothing to compute")
         if isinstance(o, Var):
@@ -268,10 +291,10 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
         return lower_for_arena(fn, kname, into, opts, option)
     with realtime_modes(options):
         arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
-                           external=external_values(mod))
+                           external=external_values(mod) | caller_owned(mod, options))
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
     states = layout_states(mod, arena.offset, lambda arr, key: pool.ref(arr, key=key))
-    where = locator(mod, arena.offset, states)
+    where = with_caller_io(locator(mod, arena.offset, states), mod, arena.offset, options)
     copies = ring_copies(mod, where, states)
     steps = [Step(kernel, [where(a)[1] for a in call.args], where(call)[1], arena.scratch_offset(i), call,
                   [where(a)[0] for a in call.args], where(call)[0], copies.get(id(call)))
@@ -280,7 +303,8 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     if options.weights_dtype == "float16":
         half_weights(pool, list({id(s.kernel): s.kernel for s in steps}.values()))
     n_params, n_outs = len(func.params) - len(mod.states), len(outputs) - len(mod.states)
-    offset = arena.offset
+    def offset(v) -> int:            # caller-owned I/O: each at its own pointer; an empty value: nowhere
+        return arena.offset(v) if options.io_buffers == "arena" and v.ty.nbytes else 0
     inputs = [TensorInfo(p.name, p.ty.shape, p.ty.dtype, p.ty.nbytes, offset(p)) for p in func.params[:n_params]]
     outs = [TensorInfo(n, o.ty.shape, o.ty.dtype, o.ty.nbytes, offset(o))
             for n, o in zip(mod.output_names, outputs[:n_outs])]

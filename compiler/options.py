@@ -10,7 +10,9 @@ frozen object instead of re-resolving a target name or a ``--kernels`` string:
 - ``rounding``: the int8 requantization rounding ('double', TFLM's default, or 'single');
 - ``alignment``: arena offset/size alignment in bytes (``ARENA_ALIGN``);
 - ``planner``, ``disabled_passes``, ``dump_dir``: the memory planner, the pass names to skip,
-  where to write the IR after each pass.
+  where to write the IR after each pass;
+- ``io_buffers``: where the model's inputs and outputs live: 'arena' (inside the arena, the default)
+  or 'caller' (buffers the caller owns, passed to ``<name>_run``: no arena bytes, never written in place).
 
 ``context`` is the per-compilation mutable state (caches keyed by Function identity, pass timings):
 one :class:`CompileContext` per ``resolve`` call, shared by ``for_kernels`` copies of the options.
@@ -79,22 +81,27 @@ class CompileOptions:
     skip_zero_activations: bool = False   # --skip-zero-activations: pointwise/FC kernels skip zero-point groups
     wcet: bool = False                    # --wcet: no data-dependent branches chosen by tinyfuse
     max_step_instructions: int = 0        # --max-step-instructions N: <name>_step pieces of <= N instructions
+    io_buffers: str = "arena"
     context: CompileContext = field(default_factory=CompileContext, compare=False, repr=False)
 
     @classmethod
     def resolve(cls, target: str | Target = "host", kernels: str | None = "auto", scratch_bytes: int | None = None,
                 rounding: str = "double", planner: str = "best", disabled_passes=(),
-                dump_dir: str | Path | None = None, weights_dtype: str = "float32") -> CompileOptions:
+                dump_dir: str | Path | None = None, weights_dtype: str = "float32",
+                io_buffers: str = "arena") -> CompileOptions:
         """Options from user arguments: ``target`` a name or Target, ``kernels`` None means 'auto'.
-        TinyfuseError for an unknown target, kernel choice, rounding or weights dtype (float16 needs
-        a core with FP16 conversion: the FPU of Cortex-M4F/M7/M33/M55, or the host)."""
+        TinyfuseError for an unknown target, kernel choice, rounding, weights dtype (float16 needs
+        a core with FP16 conversion: the FPU of Cortex-M4F/M7/M33/M55, or the host) or I/O placement
+        (``io_buffers``: 'arena' or 'caller')."""
         tgt = get_target(target)
         if rounding not in ROUNDINGS:
             raise TinyfuseError(f"--rounding must be 'double' or 'single', got '{rounding}'")
         _check_weights_dtype(weights_dtype, tgt)
+        if io_buffers not in IO_BUFFERS:
+            raise TinyfuseError(f"--io-buffers must be 'arena' or 'caller', got '{io_buffers}'")
         return cls(tgt, resolve_variants(tgt, kernels or "auto"),
                    tgt.scratch_bytes if scratch_bytes is None else scratch_bytes, rounding, ARENA_ALIGN, planner,
-                   frozenset(disabled_passes), Path(dump_dir) if dump_dir else None, weights_dtype)
+                   frozenset(disabled_passes), Path(dump_dir) if dump_dir else None, weights_dtype, io_buffers)
 
     def for_kernels(self, kernels: str) -> CompileOptions:
         """The same options (and context) with the variants of another ``--kernels`` choice (a tuning
@@ -112,6 +119,7 @@ class CompileOptions:
 
 
 WEIGHTS_DTYPES = ("float32", "float16")
+IO_BUFFERS = ("arena", "caller")     # --io-buffers: model inputs/outputs in the arena, or caller-owned buffers
 
 
 def _check_weights_dtype(weights_dtype: str, target: Target) -> None:
@@ -129,5 +137,5 @@ def first_variant(op: str, allowed) -> str:
     return next((v for v in VARIANT_ANCHORS.get(op, ()) if v in allowed), "ref")
 
 
-__all__ = ["CompileContext", "CompileOptions", "FEATURES", "KERNEL_CHOICES", "VARIANT_ANCHORS", "WEIGHTS_DTYPES", "first_variant",
+__all__ = ["CompileContext", "CompileOptions", "FEATURES", "IO_BUFFERS", "KERNEL_CHOICES", "VARIANT_ANCHORS", "WEIGHTS_DTYPES", "first_variant",
            "resolve_variants"]

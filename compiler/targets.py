@@ -168,10 +168,11 @@ def get_target(target: str | Target) -> Target:
 
 def check_fits(result, t: Target) -> None:
     """TinyfuseError when a compiled model fits no board of target ``t``: its arena (activations, input
-    and output) in the board's RAM and its weights in the board's flash. Host has no limit."""
+    and output, or with ``--io-buffers caller`` the arena plus the caller's I/O buffers) in the board's RAM
+    and its weights in the board's flash. Host has no limit."""
     if t.is_host:
         return
-    if any(result.arena_bytes <= b.ram_bytes and result.weights_bytes <= b.flash_bytes for b in t.boards):
+    if any(result.arena_bytes + result.io_bytes <= b.ram_bytes and result.weights_bytes <= b.flash_bytes for b in t.boards):
         return
     big = max(t.boards, key=lambda b: (b.ram_bytes, b.flash_bytes))
     raise TinyfuseError(f"model '{result.name}' needs {result.arena_bytes} bytes of RAM for its arena and "

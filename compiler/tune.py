@@ -48,16 +48,17 @@ def _default_variant(target) -> str:
 
 
 def measure(model, target: str, knobs: dict, variants: dict | None, default: str, timeout: float = 600,
-            seed: int = 0) -> dict:
-    """One trial: compile with forced knobs, build, count instructions under qemu. Returns the model
-    figures and one record per kernel (signature, knob, measured instructions, features)."""
+            seed: int = 0, io_buffers: str = "arena") -> dict:
+    """One trial: compile with forced knobs (and ``io_buffers``, --io-buffers), build, count instructions
+    under qemu. Returns the model figures and one record per kernel (signature, knob, measured
+    instructions, features)."""
     from .harness.inputs import load_inputs
     from .driver import compile_model
     from .harness.bench import bench_target
     from .harness.qemu import build_target
     recs = TuningRecords(forced_global=knobs, forced_variants=variants or {}, default_variant=default)
     t0 = time.perf_counter()
-    result = compile_model(model, target=target, tuning_records=recs)
+    result = compile_model(model, target=target, tuning_records=recs, io_buffers=io_buffers)
     tgt = result.options.target
     inputs = load_inputs(None, result.inputs, seed)
     with tempfile.TemporaryDirectory(prefix="tinyfuse_tune_") as tmp:
@@ -86,8 +87,8 @@ def _progress(total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="trial", file=sys.stderr)
 
 
-def _run_trials(model, target, specs, default, jobs, bar) -> list[dict]:
-    args = [(str(model), target, k, v, default) for k, v in specs]
+def _run_trials(model, target, specs, default, jobs, bar, io_buffers: str = "arena") -> list[dict]:
+    args = [(str(model), target, k, v, default, 600, 0, io_buffers) for k, v in specs]
     out = []
     if jobs <= 1:
         for a in args:
@@ -102,9 +103,10 @@ def _run_trials(model, target, specs, default, jobs, bar) -> list[dict]:
 
 
 def tune(model, target: str, trials: int = 8, records_path: str | Path | None = None, jobs: int | None = None,
-         seed: int = 0, max_arena_growth: float = 0.0, progress: bool = True) -> dict:
+         seed: int = 0, max_arena_growth: float = 0.0, progress: bool = True, io_buffers: str = "arena") -> dict:
     """Measure up to ``trials`` schedules of ``model`` on ``target`` (module doc), append the records to
-    ``records_path``, train the cost model. Returns a summary (before/after instructions, time)."""
+    ``records_path``, train the cost model. Returns a summary (before/after instructions, time).
+    ``io_buffers``: where every trial keeps the model inputs and outputs (``--io-buffers``)."""
     from .targets import get_target
     tgt = get_target(target)
     if tgt.is_host:
@@ -115,11 +117,12 @@ def tune(model, target: str, trials: int = 8, records_path: str | Path | None = 
     t0 = time.perf_counter()
     structured = _structured_trials(trials, len(choices) > 1, tgt.scratch_bytes)
     bar = _progress(max(trials, len(structured) + 1), f"tune {Path(model).name}") if progress else _NoBar()
-    results = _run_trials(model, tgt.name, [(k, None) for k, _ in structured if _ is None], default, jobs, bar)
+    results = _run_trials(model, tgt.name, [(k, None) for k, _ in structured if _ is None], default, jobs, bar,
+                          io_buffers)
     # all-ref trials force every kernel signature seen so far to "ref"
     sigs = {r["sig"] for m in results for r in m["kernels"]}
     ref_specs = [(k, {s: "ref" for s in sigs}) for k, v in structured if v == "ref"]
-    results += _run_trials(model, tgt.name, ref_specs, default, jobs, bar)
+    results += _run_trials(model, tgt.name, ref_specs, default, jobs, bar, io_buffers)
     # random per-kernel mixes over the global configurations measured so far
     rng = np.random.default_rng(seed)
     mixes = []
@@ -127,7 +130,7 @@ def tune(model, target: str, trials: int = 8, records_path: str | Path | None = 
         base = results[int(rng.integers(len(results)))]
         ksigs = sorted({r["sig"] for r in base["kernels"]})
         mixes.append((base["knobs"], {s: str(rng.choice(choices)) for s in ksigs}))
-    results += _run_trials(model, tgt.name, mixes, default, jobs, bar)
+    results += _run_trials(model, tgt.name, mixes, default, jobs, bar, io_buffers)
 
     base = results[0]
     allowed = [r for r in results if r["arena_bytes"] <= base["arena_bytes"] * (1 + max_arena_growth)]
@@ -140,7 +143,7 @@ def tune(model, target: str, trials: int = 8, records_path: str | Path | None = 
     # the tuned schedule: the recorded choice, each kernel's best measured variant; verified on qemu
     best = records.best_variants()
     tuned_variants = {s: v for (s, t), v in best.items() if t == tgt.name}
-    final = _run_trials(model, tgt.name, [(best_global, tuned_variants)], default, 1, bar)[0]
+    final = _run_trials(model, tgt.name, [(best_global, tuned_variants)], default, 1, bar, io_buffers)[0]
     bar.close()
     new += [r for r in final["kernels"]] + [{k: v for k, v in final.items() if k != "kernels"}]
     kernel_recs = _save_and_fit(records_path, old, new)

@@ -71,7 +71,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         ctype=lambda dtype: C_TYPES[dtype], macros=_isl_macros(result.kernels),
         constants=[(cname, CONST_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
         weights_bytes=result.weights_bytes, macs=result.macs, placement=result.placement,
-        in_q=in_q, out_q=out_q, states=result.states, state_bytes=result.state_bytes,
+        in_q=in_q, out_q=out_q, states=result.states, state_bytes=result.state_bytes, io_caller=result.io_caller,
         step_api=_step_api(result),
     )
     uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
@@ -89,7 +89,8 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         files[h] = RUNTIME_HEADERS[h].read_text()
     files["metadata.json"] = json.dumps({
         "version": MANIFEST_VERSION, "tinyfuse": version, "model": name, "model_hash": result.model_hash,
-        "arena_bytes": result.arena_bytes, **({"state_bytes": result.state_bytes, "states": [
+        "arena_bytes": result.arena_bytes, **({"io_buffers": "caller"} if result.io_caller else {}),
+        **({"state_bytes": result.state_bytes, "states": [
             vars(t) | {"shape": list(t.shape)} for t in result.states]} if result.states else {}),
         "naive_bytes": result.naive_bytes, "weights_bytes": result.weights_bytes,
         "macs": result.macs, "planner": result.plan.planner, "lower_bound": result.plan.lower_bound,
@@ -97,7 +98,8 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         "inputs": _io_json(result.inputs, in_q), "outputs": _io_json(result.outputs, out_q),
         "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "in_offsets": s.in_offsets,
                      "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes, "variant": s.kernel.variant,
-                     **({"in_bases": s.in_bases, "out_base": s.out_base} if result.states else {})}
+                     **({"in_bases": s.in_bases, "out_base": s.out_base} if result.states or result.io_caller
+                        else {})}
                     for s in result.steps],
         "buffers": [{"name": b.name, "size": b.size, "first": b.first, "last": b.last,
                      "offset": result.plan.offsets[b.name]} for b in result.buffers],

@@ -176,10 +176,7 @@ def input_type(vi: onnx.ValueInfoProto) -> TensorType:
         raise TinyfuseError(f"input '{name}' has no tensor shape; tinyfuse needs static shapes")
     dims = []
     for d in tt.shape.dim:
-        if d.HasField("dim_value") and d.dim_value == 0:
-            raise TinyfuseError(f"input '{name}' has an empty dimension in shape "
-                                f"{[d.dim_value for d in tt.shape.dim]}; tinyfuse needs non-empty tensors")
-        if not d.HasField("dim_value") or d.dim_value <= 0:
+        if not d.HasField("dim_value") or d.dim_value < 0:
             shape = [d.dim_value if d.HasField("dim_value") else shown(d.dim_param or "?") for d in tt.shape.dim]
             raise TinyfuseError(f"input '{name}' has dynamic shape {shape}; tinyfuse needs static shapes: "
                                 "export with fixed sizes (e.g. onnxruntime.tools.make_dynamic_shape_fixed)")
@@ -193,6 +190,12 @@ def input_type(vi: onnx.ValueInfoProto) -> TensorType:
     ty = TensorType(tuple(dims), dtype)
     check_size(ty, f"input '{name}'")
     return ty
+
+
+def empty_constant(e: Expr) -> Constant:
+    """A zero-element value (an empty model input, an empty slice or split): a Constant of its shape and
+    dtype. It holds no data, so it costs no arena bytes and no kernel; ops reading it fold."""
+    return Constant(np.zeros(e.ty.shape, e.ty.dtype), getattr(e, "name", ""))
 
 
 def convert_node(node: Node, args: list[Expr | None]) -> list[Expr]:
@@ -209,7 +212,7 @@ def convert_node(node: Node, args: list[Expr | None]) -> list[Expr]:
         raise node.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted(CONVERTERS))}")
     try:
         outs = CONVERTERS[node.op_type](node, args)
-        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        outs = [e if e.ty.size else empty_constant(e) for e in (outs if isinstance(outs, (list, tuple)) else [outs])]
         for e in outs:
             check_size(e.ty, "the output")
     except TinyfuseError as e:
@@ -258,7 +261,7 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
     for vi in graph_inputs(model):
         v = Var(vi.name, input_type(vi))
         params.append(v)
-        env[vi.name] = v
+        env[vi.name] = empty_constant(v) if v.ty.size == 0 else v   # no element: nothing to read
     for proto in model.graph.node:
         node = Node(proto, opset, declared)
         if proto.domain not in ("", "ai.onnx") and not (proto.domain == "com.microsoft"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper
 
-from ..ir import Expr, call
+from ..ir import Constant, Expr, call
 from ..ir.types import C_TYPES
 from ..ops.movement import contiguous_offset, slice_length
 from .onnx_ops import const_ints
@@ -58,8 +58,8 @@ def convert_slice(node: Node, args):
     for a, b, e, s in zip(axes, starts, ends, steps):
         begin[a], end[a], step[a] = slice_bound(b, shape[a], s, False), slice_bound(e, shape[a], s, True), s
     out = [max(0, -(-(e - b) // s)) for b, e, s in zip(begin, end, step)]
-    if 0 in out:
-        raise node.error(f"the slice of {list(shape)} is empty ({out}); tinyfuse needs non-empty tensors")
+    if 0 in out:                       # an empty slice: a zero-element constant (onnx.py empty_constant)
+        return Constant(np.zeros(out, x.ty.dtype), node.name)
     return slice_expr(x, begin, end, step, node.name)
 
 
@@ -149,14 +149,17 @@ def convert_tile(node: Node, args):
 
 @converter("Where")
 def convert_where(node: Node, args):
-    """Where-16 with a constant condition that is all true or all false: X (or Y) broadcast to the
-    output shape. A mixed condition needs a select kernel tinyfuse does not have."""
+    """Where-16 with a constant condition: all true or all false, X (or Y) broadcast to the output
+    shape; mixed, an element-wise ``select`` whose condition is the constant mask (a uint8 weight:
+    ops/select.py). A computed condition is not supported."""
     cond = const_value(node, args[0], "condition").astype(bool)
+    shape = tuple(int(d) for d in np.broadcast_shapes(cond.shape, args[1].ty.shape, args[2].ty.shape))
     if cond.all() == cond.any():
-        x, other = (args[1], args[2]) if cond.all() else (args[2], args[1])
-        shape = tuple(int(d) for d in np.broadcast_shapes(cond.shape, x.ty.shape, other.ty.shape))
+        x = args[1] if cond.all() else args[2]
         return x if shape == x.ty.shape else call("broadcast_to", x, shape=shape, span=node.name)
-    raise node.error("a condition mixing true and false is not supported", "only a constant, uniform condition folds")
+    if args[1].ty.dtype != args[2].ty.dtype:
+        raise node.error(f"X is {args[1].ty.dtype} and Y is {args[2].ty.dtype}; Where needs one type")
+    return call("select", Constant(cond.astype(np.uint8)), args[1], args[2], span=node.name)
 
 
 @converter("PRelu")

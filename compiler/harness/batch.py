@@ -25,7 +25,8 @@ def build_host_batch(result, workdir: str | Path, cc: str = "gcc") -> Path:
     src = result.write(workdir / "src")
     main = workdir / "batch_main.c"
     main.write_text(template("harness/host_batch_main.c.j2").render(name=result.name, NAME=result.name.upper(),
-                                                            inputs=result.inputs, outputs=result.outputs, states=result.states))
+                                                            inputs=result.inputs, outputs=result.outputs, states=result.states,
+                                                            r=result))
     if shutil.which(cc) is None:
         raise TinyfuseError(f"C compiler '{cc}' not found; install it (apt-get install {cc})")
     exe = workdir / "model_batch"

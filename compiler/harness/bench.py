@@ -17,7 +17,9 @@ model adds to the image's loaded bytes beyond its constants (the same image link
 to ``<name>_run`` is the baseline), split into ``flash_code_model`` (the model's own functions,
 ``.tinyfuse_text``) and ``flash_code_lib`` (library code the model pulls in).
 RAM: ``ram_total`` = ``arena_bytes`` + the model objects' .data + .bss (``ram_data``, 0 for
-generated code) + ``ram_stack`` (stack high-water mark of the call, by stack painting).
+generated code) + ``ram_stack`` (stack high-water mark of the call, by stack painting) + ``io_bytes``
+(the caller-owned input and output buffers of a model compiled with ``--io-buffers caller``; 0 when
+they are inside the arena).
 
 ``measure=True`` (``bench --measure``, ``report --measure``): the same run also counts the bytes loaded
 and stored by region and the executed instruction mix (``measure.py``), with estimated cycles
@@ -131,6 +133,7 @@ def bench_target(build: TargetBuild, timeout: float = 600, measure: bool = False
     ram_data = object_ram(build)
     stack = build.stats.get("stack", 0)
     instructions = end - start
+    io_bytes = result.io_bytes
     return extra | {
         "model": result.name, "target": build.target.name, "board": build.board.name,
         "instructions": instructions, "macs": result.macs,
@@ -139,7 +142,7 @@ def bench_target(build: TargetBuild, timeout: float = 600, measure: bool = False
         "flash_code": flash_code, "flash_code_model": text_size, "flash_code_lib": flash_code - text_size,
         "flash_const": flash_const, "flash_image": loaded, "weights_bytes": result.weights_bytes,
         "arena_bytes": result.arena_bytes, "state_bytes": result.state_bytes, "ram_data": ram_data, "ram_stack": stack,
-        "ram_total": result.arena_bytes + result.state_bytes + ram_data + stack,
+        "io_bytes": io_bytes, "ram_total": result.arena_bytes + result.state_bytes + ram_data + stack + io_bytes,
         "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "variant": s.kernel.variant,
                      "instructions": per_kernel.get(s.kernel.name)} for s in result.steps],
         "run_glue_instructions": glue,

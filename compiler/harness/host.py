@@ -36,7 +36,8 @@ def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_
     guard = -(-guard // ARENA_ALIGN) * ARENA_ALIGN
     main.write_text(template("harness/host_main.c.j2").render(name=result.name, NAME=result.name.upper(),
                                                       inputs=result.inputs, outputs=result.outputs, fill=arena_fill,
-                                                      guard=guard, guard_pattern=GUARD_PATTERN, states=result.states))
+                                                      guard=guard, guard_pattern=GUARD_PATTERN, states=result.states,
+                                                      r=result))
     if shutil.which(cc) is None:
         raise TinyfuseError(f"C compiler '{cc}' not found; install it (apt-get install {cc})")
     exe = workdir / "model"

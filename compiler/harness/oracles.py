@@ -146,7 +146,17 @@ def model_oracle(model_path, result, inputs) -> tuple[str, list[np.ndarray], str
     """(oracle name, its outputs, the one-line reason TFLM was passed over or None).
 
     ONNX: onnxruntime. TFLite: TFLM; when TFLM refuses a float model (:func:`float_tflite`), LiteRT.
+    A ``--weights-dtype float16`` build is compared with the oracle run on a temporary copy of the
+    model whose float weights are rounded through binary16 (harness/half_oracle.py).
     Raises OracleUnavailable (the last oracle's reason, after TFLM's) when none can run it."""
+    if result.options is not None and result.options.weights_dtype == "float16":
+        from .half_oracle import half_rounded_model
+        with tempfile.TemporaryDirectory(prefix="tinyfuse_half_") as tmp:
+            return _model_oracle(half_rounded_model(model_path, tmp), result, inputs)
+    return _model_oracle(model_path, result, inputs)
+
+
+def _model_oracle(model_path, result, inputs) -> tuple[str, list[np.ndarray], str | None]:
     if oracle_name(model_path) != TFLM:
         return ONNXRUNTIME, onnxruntime_outputs(model_path, result.inputs, inputs), None
     try:
@@ -163,8 +173,12 @@ def model_oracle(model_path, result, inputs) -> tuple[str, list[np.ndarray], str
 
 def numpy_outputs(result, inputs) -> list[np.ndarray]:
     """tinyfuse's own reference: the compiled IR evaluated in numpy (fixed-point exact for int8); a
-    stateful model runs one frame from its reset state (its model outputs only)."""
+    stateful model runs one frame from its reset state (its model outputs only). A ``--weights-dtype
+    float16`` build evaluates its float constants rounded through binary16 (half_oracle.py)."""
     from ..ir.interpreter import run_module
-    states = result.module.states
-    outs = run_module(result.module, [*inputs, *(s.initial() for s in states)])
+    states, mod = result.module.states, result.module
+    if result.options is not None and result.options.weights_dtype == "float16":
+        from .half_oracle import half_rounded_module
+        mod = half_rounded_module(mod)              # the weights the C reads (binary16-rounded)
+    outs = run_module(mod, [*inputs, *(s.initial() for s in states)])
     return outs[:len(outs) - len(states)]

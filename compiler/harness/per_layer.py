@@ -42,7 +42,7 @@ def trace_kernels(result, inputs: list[np.ndarray], workdir: str | Path, cc: str
     src = result.write(workdir / "src")
     main = workdir / "trace_main.c"
     main.write_text(template("harness/host_trace_main.c.j2").render(name=result.name, NAME=result.name.upper(),
-                                                            inputs=result.inputs, states=result.states))
+                                                            inputs=result.inputs, states=result.states, r=result))
     exe = workdir / "trace"
     proto = workdir / "tf_trace.h"   # the model file gets the hook's prototype through -include
     proto.write_text("void tf_trace(int kernel, const void *data, long bytes);\n")

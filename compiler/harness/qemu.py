@@ -97,7 +97,7 @@ def build_target(result, target: str | Target, workdir: str | Path, inputs: list
     main.write_text(template("harness/target_batch_main.c.j2" if samples else "harness/target_main.c.j2").render(
         name=result.name, NAME=result.name.upper(), inputs=result.inputs, outputs=result.outputs,
         input_data=data, fill=arena_fill, samples=samples, guard=guard,
-        guard_pattern=GUARD_PATTERN, states=result.states,
+        guard_pattern=GUARD_PATTERN, states=result.states, r=result,
         step_api=bool(result.options and result.options.max_step_instructions) and not samples))
     model_srcs = [src / f for f in sorted(result.files) if f.endswith(".c")]   # <name>.c, <name>_weights.c, ...
     board_srcs = sorted({s for b in target.boards for s in b.sources})

@@ -178,6 +178,8 @@ def compare(model_path, result, inputs, outs, rounding: str = "double", tflite_r
                                       "numpy reference only"]
     if passed_over:
         lines.append(f"{passed_over}; {oracle} (reference kernels) is the oracle")
+    if result.options is not None and result.options.weights_dtype == "float16" and refs is not None:
+        lines.append(f"{oracle} ran the model with its float weights rounded through float16 (--weights-dtype float16)")
     against = refs if refs is not None else numpy_outputs(result, inputs)
     diff, ref_max = max_abs_diff(outs, against)
     floating = result.outputs[0].dtype.startswith("float")

@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..cost.analytical import ChainEstimate, Decision, chain_estimate, decide
 from ..ir import Function
 from .arena import kernel_graph
+from .io_buffers import caller_ids
 from .schedule import InPlace, best_schedule
 
 
@@ -30,10 +31,10 @@ class ArenaOracle:
         self._cache = options.context.inplace_options
 
     def peak(self, main: Function) -> int:
-        return best_schedule(kernel_graph(main, cache=self._cache)[0]).peak
+        return best_schedule(kernel_graph(main, cache=self._cache, external=caller_ids(main, self.options))[0]).peak
 
     def hot(self, main: Function) -> tuple[int, set[int]]:
-        g, calls = kernel_graph(main, cache=self._cache)
+        g, calls = kernel_graph(main, cache=self._cache, external=caller_ids(main, self.options))
         sched = best_schedule(g)
         step_of = {k: i for i, k in enumerate(sched.order)}
         last = {}

@@ -140,7 +140,7 @@ def summary(result, target, measured: dict | None = None) -> dict:
     mem = getattr(result, "memory", None)
     out = {"model": result.name, "target": target.name, "kernel_count": len(result.steps), "macs": result.macs,
            "weights_bytes": result.weights_bytes, "arena_bytes": result.arena_bytes,
-           "state_bytes": getattr(result, "state_bytes", 0),
+           "state_bytes": getattr(result, "state_bytes", 0), "io_bytes": getattr(result, "io_bytes", 0),
            "lower_bound": result.plan.lower_bound, "naive_bytes": result.naive_bytes,
            "bound_no_inplace": getattr(mem, "bound_no_inplace", None), "planner": result.plan.planner,
            "peak_macs_per_cycle": target.peak_macs_per_cycle, "sram_bytes_per_cycle": target.sram_bytes_per_cycle,

@@ -39,7 +39,9 @@ def totals_table(rows: list[dict], s: dict) -> str:
     """The model's totals: MACs, flash (weights; code when measured), RAM (arena and its bounds)."""
     body = [["kernels", s["kernel_count"]], ["MACs", s["macs"]],
             ["weights (flash)", f"{s['weights_bytes']} B"],
-            ["arena (RAM: I/O + activations + scratch)", f"{s['arena_bytes']} B"],
+            ["arena (RAM: activations + scratch)" if s.get("io_bytes") else "arena (RAM: I/O + activations + scratch)",
+             f"{s['arena_bytes']} B"],
+            *([["caller-owned I/O buffers (RAM, --io-buffers caller)", f"{s['io_bytes']} B"]] if s.get("io_bytes") else []),
             *([["state (RAM, persistent between frames)", f"{s['state_bytes']} B"]] if s.get("state_bytes") else []),
             ["live-bytes lower bound", f"{s['lower_bound']} B"],
             ["without in-place reuse", f"{s['bound_no_inplace']} B" if s["bound_no_inplace"] is not None else "-"],

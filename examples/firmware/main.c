@@ -3,8 +3,9 @@
  *
  * The model needs no heap and no runtime: one arena the application owns (placed by
  * MODEL_ARENA_ATTR in the section given by --arena-section), constants in flash (--weights-section),
- * and model_invoke(). This example fills the input with a fixed pattern, runs one inference and
- * prints the best class and every score (as IEEE-754 bits, exact) through semihosting. */
+ * and model_invoke() (the same call when the model is compiled with --io-buffers caller: then the
+ * arena holds only the activations and the model reads `input` and writes `output` directly). This
+ * example fills the input with a fixed pattern, runs one inference and prints the best class and every score (as IEEE-754 bits, exact) through semihosting. */
 #include <stdint.h>
 #include <string.h>
 #include "model.h"
@@ -14,8 +15,9 @@
 #define N_OUT (MODEL_OUTPUT_SIZE / sizeof(float))
 
 static uint8_t arena[MODEL_ARENA_SIZE] MODEL_ARENA_ATTR;
-static float input[N_IN];
-static float output[N_OUT];
+/* aligned like the arena: with --io-buffers caller the model reads and writes these buffers directly */
+static float input[N_IN] __attribute__((aligned(16)));
+static float output[N_OUT] __attribute__((aligned(16)));
 
 static void put_hex(uint32_t v)
 {

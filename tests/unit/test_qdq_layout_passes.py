@@ -124,6 +124,11 @@ def test_issue_mobilenet_v1_arena_is_the_float_image(tmp_path):
     result = compile_model(model)
     assert [str(s.call.ty.dtype) for s in result.steps].count("float32") == 1
     assert result.arena_bytes == 3 * 96 * 96 * 4
+    # with the image and the logits in caller-owned buffers (--io-buffers caller) the int8 activations
+    # alone fit the issue's target arena (32,640 B): the image's int8 NHWC copy (3 · 96 · 96 B) and the
+    # first fused chain's output at most
+    caller = compile_model(model, io_buffers="caller")
+    assert caller.arena_bytes <= 32640 and caller.io_bytes == 3 * 96 * 96 * 4 + 4 * 4
 
 
 def test_model_input_quantize_then_transpose_is_one_group_in_place():
