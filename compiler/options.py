@@ -101,7 +101,8 @@ class CompileOptions:
             raise TinyfuseError(f"--io-buffers must be 'arena' or 'caller', got '{io_buffers}'")
         return cls(tgt, resolve_variants(tgt, kernels or "auto"),
                    tgt.scratch_bytes if scratch_bytes is None else scratch_bytes, rounding, ARENA_ALIGN, planner,
-                   frozenset(disabled_passes), Path(dump_dir) if dump_dir else None, weights_dtype, io_buffers)
+                   frozenset(disabled_passes), Path(dump_dir) if dump_dir else None, weights_dtype,
+                   io_buffers=io_buffers)
 
     def for_kernels(self, kernels: str) -> CompileOptions:
         """The same options (and context) with the variants of another ``--kernels`` choice (a tuning
