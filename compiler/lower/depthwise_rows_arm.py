@@ -1,0 +1,97 @@
+"""In-place int8 depthwise 3x3 (stride 1, multiplier 1) for DSP cores, row-buffered
+(codegen_templates/depthwise/arm_dsp_rows.c.j2): the memory plan's ``dw_plane`` in-place rule
+(``tinyfuse.memory.inplace``) with a three-row int16 ring of one channel instead of a padded plane, so
+the scratch shrinks (3 (W + pl + pr) int16) and the arena never grows; the MACs are two per SMLAD on
+adjacent taps of one channel, and the requantize is the short exact one (``requant_arm``) where its
+range conditions hold for every channel, else the group's Epilogue.
+
+Exactness: the ring's border and out-of-image rows hold the input zero point and the start value is
+bias + offset * sum(w) (QUANT.md): a padded tap adds (zp - zp) w = 0. In place: output row oh of channel
+k is stored over X[oh', :, k] only after input rows up to oh + 2 - pt of channel k were copied into the
+ring, and only channel k's bytes are written (the proof, ``poly.inplace_dw_rows``, checks it with isl).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..codegen.emit import REQUANT_ARM_HEADER
+from ..codegen.templates import template
+from ..ir import Function
+from ..ops.conv_geom import conv_group
+from ..poly.inplace_dw_rows import prove_dw_rows
+from .kernel import Epilogue, Kernel
+from .requant_arm import short_requant
+from .simd import HEADERS
+
+
+def dw_rows_applies(g) -> bool:
+    """Geometry this kernel covers (the ``dw_plane`` rule's groups with a 3x3 stride-1 window)."""
+    return (g.depthwise and g.N == 1 and g.KH == 3 and g.KW == 3 and g.sh == 1 and g.sw == 1
+            and g.dh == 1 and g.dw == 1 and g.OW == g.W + g.pl + g.pr - 2 and g.OH == g.H + g.pt + g.pb - 2
+            and not g.nchw_input)
+
+
+def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """int16 lane pairs (a low, b high) as int32 words."""
+    lo = a.astype(np.int64) & 0xFFFF
+    return (lo | ((b.astype(np.int64) & 0xFFFF) << 16)).astype(np.uint32).view(np.int32)
+
+
+def _table(w: np.ndarray, init: np.ndarray, sr) -> np.ndarray:
+    """[K][words] int32: per kernel row (W01, W12), the start value, then m, hz, e (short requantize)."""
+    cols = []
+    for r in range(3):
+        cols += [_pairs(w[:, r, 0], w[:, r, 1]), _pairs(w[:, r, 1], w[:, r, 2])]
+    cols.append(init.astype(np.int32))
+    if sr is not None:
+        cols += [sr.m, sr.hz, sr.e]
+    return np.stack(cols, axis=1).astype(np.int32)
+
+
+def lower_dw_rows(fn: Function, name: str, pool, options) -> Kernel | None:
+    """The kernel, or None when the target has no DSP, the geometry is not covered or the isl proof fails
+    (then ``lower_dw_plane`` runs)."""
+    got = conv_group(fn)
+    if got is None or "arm_dsp" not in options.variants:
+        return None
+    anchor, epi_ops, g = got
+    if not dw_rows_applies(g) or fn.body.ty.dtype != "int8" or not prove_dw_rows(g):
+        return None
+    w = anchor.args[1].value.reshape(g.K, 3, 3).astype(np.int64)
+    fold = np.int64(g.offset) * w.sum(axis=(1, 2))
+    lo = np.minimum(w * -128, w * 127).sum(axis=(1, 2))
+    hi = np.maximum(w * -128, w * 127).sum(axis=(1, 2))
+    epi = Epilogue(fn, anchor, epi_ops, pool, fn.body.ty.ctype)
+    sr = short_requant(epi, anchor, lo, hi, fold)
+    if sr is not None:
+        table = _table(2 * w, sr.bias2, sr)
+        e_const = int(sr.e[0]) if np.all(sr.e == sr.e[0]) else None
+        e = "e" if e_const is None else str(e_const)
+        one = [f"o[0] = {sr.c_store('a', 'mq', 'hz', e)};"]
+        pair = one + [f"o[{g.K}] = {sr.c_store('b', 'mq', 'hz', e)};"]
+        outs_pair, outs_one = "\n".join(pair), "\n".join(one)
+    else:
+        if np.any(np.abs(fold) >= 2 ** 31):
+            return None
+        table, e_const = _table(w, fold, None), None
+        t = template("_macros.c.j2").module
+        outs = [(*epi.code(["0", "oh", ow, "k"], acc=acc), f"o[{off}]")
+                for ow, acc, off in (("ow", "a", 0), ("ow + 1", "b", g.K))]
+        outs_pair, outs_one = t.stores(outs).rstrip("\n"), t.stores(outs[:1]).rstrip("\n")
+    tname = pool.ref(table, key=("dw_rows", id(anchor)))
+    RS = g.W + g.pl + g.pr
+    body = template("depthwise/arm_dsp_rows.c.j2").module.body(
+        g, RS, tname, g.zp, table.shape[1], e_const, outs_pair, outs_one)
+    kernel = Kernel(name, [p.ty for p in fn.params], fn.body.ty, body, ["int16_t *ring = (int16_t *)scratch;"],
+                    macs=g.macs, scratch_bytes=3 * RS * 2, headers=[*HEADERS, REQUANT_ARM_HEADER])
+    kernel.ops = [c.op for c in [anchor, *epi_ops]]
+    kernel.group = fn.attrs.get("name", name)
+    kernel.variant = "inplace_dw_rows"
+    kernel.code = template("expr/kernel.c.j2").render(
+        name=name, group=kernel.group, ops=kernel.ops, macs=kernel.macs, params=[p.ctype for p in kernel.params],
+        out_ctype=kernel.out.ctype, decls=kernel.decls, loops=kernel.loops, variant=kernel.variant,
+        scratch=kernel.scratch_bytes)
+    return kernel
+
+
+__all__ = ["dw_rows_applies", "lower_dw_rows"]
