@@ -37,25 +37,66 @@ def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (lo | ((b.astype(np.int64) & 0xFFFF) << 16)).astype(np.uint32).view(np.int32)
 
 
-def _table(w: np.ndarray, init: np.ndarray, sr) -> np.ndarray:
-    """[K][words] int32: per kernel row (W01, W12), the start value, then m, hz, e (short requantize)."""
+MAX_GROUPS = 4   # channel loops, one per shift value (each a copy of the kernel body); more: e, hz per channel
+
+
+def _table(w: np.ndarray, init: np.ndarray, sr) -> tuple[np.ndarray, list[tuple]]:
+    """[K][words] int32 rows, per channel: per kernel line (W01, W12), the start value, then (short
+    requantize) m, and hz, e unless they are per-group constants; last the channel index. Rows sorted by
+    shift, and the groups [(first row, end row, e, hz)] (e, hz None: per channel)."""
+    K = w.shape[0]
     cols = []
     for r in range(3):
         cols += [_pairs(w[:, r, 0], w[:, r, 1]), _pairs(w[:, r, 1], w[:, r, 2])]
     cols.append(init.astype(np.int32))
+    order, groups = np.arange(K), [(0, K, None, None)]
     if sr is not None:
-        cols += [sr.m, sr.hz, sr.e]
-    return np.stack(cols, axis=1).astype(np.int32)
+        cols.append(sr.m)
+        es = sorted(set(int(e) for e in sr.e))
+        if len(es) <= MAX_GROUPS:
+            order = np.argsort(sr.e, kind="stable")
+            se = sr.e[order]
+            groups = [(int(np.searchsorted(se, e)), int(np.searchsorted(se, e, side="right")), e,
+                       int(sr.hz[order][np.searchsorted(se, e)])) for e in es]
+        else:
+            cols += [sr.hz, sr.e]
+    cols.append(np.arange(K, dtype=np.int32))
+    return np.stack(cols, axis=1).astype(np.int32)[order], groups
+
+
+def lines_of(g, columns: bool) -> dict:
+    """The template's line geometry (arm_dsp_rows.c.j2): lines are input rows, or columns."""
+    C = g.C
+    if columns:
+        return dict(U=g.W, V=g.H, OU=g.OW, OV=g.OH, pu=g.pl, pv=g.pt, xu=C, xv=g.W * C, yu=g.K, yv=g.OW * g.K,
+                    RS=g.H + g.pt + g.pb)
+    return dict(U=g.H, V=g.W, OU=g.OH, OV=g.OW, pu=g.pt, pv=g.pl, xu=g.W * C, xv=C, yu=g.OW * g.K, yv=g.K,
+                RS=g.W + g.pl + g.pr)
+
+
+def _stores(epi, sr, L: dict, columns: bool) -> tuple[str, str]:
+    """C of the pair's two stores (a at position v, b at v + 1) and of the odd last one (a)."""
+    offs = (("a", "v", "v * %d" % L["yv"]), ("b", "v + 1", "(v + 1) * %d" % L["yv"]))
+    if sr is not None:
+        lines = [f"o[{off}] = {sr.c_store(acc, 'mq', 'hz', 'e')};" for acc, _, off in offs]
+        return "\n".join(lines), lines[0]
+    t = template("_macros.c.j2").module
+    outs = [(*epi.code(["0", v, "uo", "k"] if columns else ["0", "uo", v, "k"], acc=acc), f"o[{off}]")
+            for acc, v, off in offs]
+    return t.stores(outs).rstrip("\n"), t.stores(outs[:1]).rstrip("\n")
 
 
 def lower_dw_rows(fn: Function, name: str, pool, options) -> Kernel | None:
     """The kernel, or None when the target has no DSP, the geometry is not covered or the isl proof fails
-    (then ``lower_dw_plane`` runs)."""
+    (then ``lower_dw_plane`` runs). Lines run along the longer output axis where the proof allows."""
     got = conv_group(fn)
     if got is None or "arm_dsp" not in options.variants:
         return None
     anchor, epi_ops, g = got
-    if not dw_rows_applies(g) or fn.body.ty.dtype != "int8" or not prove_dw_rows(g):
+    if not dw_rows_applies(g) or fn.body.ty.dtype != "int8":
+        return None
+    columns = next((c for c in ((g.OH > g.OW), (g.OH <= g.OW)) if prove_dw_rows(g, c)), None)
+    if columns is None:
         return None
     w = anchor.args[1].value.reshape(g.K, 3, 3).astype(np.int64)
     fold = np.int64(g.offset) * w.sum(axis=(1, 2))
@@ -63,27 +104,17 @@ def lower_dw_rows(fn: Function, name: str, pool, options) -> Kernel | None:
     hi = np.maximum(w * -128, w * 127).sum(axis=(1, 2))
     epi = Epilogue(fn, anchor, epi_ops, pool, fn.body.ty.ctype)
     sr = short_requant(epi, anchor, lo, hi, fold)
-    if sr is not None:
-        table = _table(2 * w, sr.bias2, sr)
-        e_const = int(sr.e[0]) if np.all(sr.e == sr.e[0]) else None
-        e = "e" if e_const is None else str(e_const)
-        one = [f"o[0] = {sr.c_store('a', 'mq', 'hz', e)};"]
-        pair = one + [f"o[{g.K}] = {sr.c_store('b', 'mq', 'hz', e)};"]
-        outs_pair, outs_one = "\n".join(pair), "\n".join(one)
-    else:
-        if np.any(np.abs(fold) >= 2 ** 31):
-            return None
-        table, e_const = _table(w, fold, None), None
-        t = template("_macros.c.j2").module
-        outs = [(*epi.code(["0", "oh", ow, "k"], acc=acc), f"o[{off}]")
-                for ow, acc, off in (("ow", "a", 0), ("ow + 1", "b", g.K))]
-        outs_pair, outs_one = t.stores(outs).rstrip("\n"), t.stores(outs[:1]).rstrip("\n")
+    wl = w.transpose(0, 2, 1) if columns else w          # [k][kernel line][tap along the line]
+    if sr is None and np.any(np.abs(fold) >= 2 ** 31):
+        return None
+    table, groups = _table(2 * wl, sr.bias2, sr) if sr is not None else _table(wl, fold, None)
+    L = lines_of(g, columns)
+    outs_pair, outs_one = _stores(epi, sr, L, columns)
     tname = pool.ref(table, key=("dw_rows", id(anchor)))
-    RS = g.W + g.pl + g.pr
     body = template("depthwise/arm_dsp_rows.c.j2").module.body(
-        g, RS, tname, g.zp, table.shape[1], e_const, outs_pair, outs_one)
+        L, tname, g.zp, table.shape[1], groups, outs_pair, outs_one)
     kernel = Kernel(name, [p.ty for p in fn.params], fn.body.ty, body, ["int16_t *ring = (int16_t *)scratch;"],
-                    macs=g.macs, scratch_bytes=3 * RS * 2, headers=[*HEADERS, REQUANT_ARM_HEADER])
+                    macs=g.macs, scratch_bytes=3 * L["RS"] * 2, headers=[*HEADERS, REQUANT_ARM_HEADER])
     kernel.ops = [c.op for c in [anchor, *epi_ops]]
     kernel.group = fn.attrs.get("name", name)
     kernel.variant = "inplace_dw_rows"
@@ -94,4 +125,4 @@ def lower_dw_rows(fn: Function, name: str, pool, options) -> Kernel | None:
     return kernel
 
 
-__all__ = ["dw_rows_applies", "lower_dw_rows"]
+__all__ = ["dw_rows_applies", "lines_of", "lower_dw_rows"]
