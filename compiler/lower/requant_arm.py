@@ -53,6 +53,16 @@ class ShortRequant:
         return f"tf_clamp_i8({v}, {-128 if self.lo is None else self.lo}, {127 if self.hi is None else self.hi})"
 
 
+    def c_output(self, pool, key, acc: str, k: str) -> str:
+        """C expression of the int8 output of channel ``k`` (a C index) from the plain accumulator ``acc``
+        (without bias): tf_rq2 of 2 acc + bias2[k]; the per-channel constants as const arrays of
+        ``pool`` (keys under ``key``), literals when uniform."""
+        def arr(n, a):
+            return str(int(a[0])) if np.all(a == a[0]) else f"{pool.ref(a, key=(key, n))}[{k}]"
+        a2 = f"(2 * ({acc}) + {arr('bias2', self.bias2)})" if self.bias2.any() else f"2 * ({acc})"
+        return self.c_store(a2, arr("m", self.m), arr("hz", self.hz), arr("e", self.e))
+
+
 def _per_channel(v, K: int) -> np.ndarray | None:
     a = np.asarray(v).reshape(-1).astype(np.int64)
     return np.broadcast_to(a, (K,)).copy() if a.size in (1, K) else None
@@ -111,7 +121,8 @@ def short_requant(epi, anchor, acc_lo: np.ndarray, acc_hi: np.ndarray, fold=None
         return None
     amax = np.maximum(np.abs(b + np.asarray(acc_lo, np.int64)), np.abs(b + np.asarray(acc_hi, np.int64)))
     hz = (np.int64(1) << (e - 1)) + zp * (np.int64(1) << e)
-    if np.any(2 * amax >= I32) or np.any(np.abs(hz) + amax + 2 >= I32):
+    araw = np.maximum(np.abs(np.asarray(acc_lo, np.int64)), np.abs(np.asarray(acc_hi, np.int64)))
+    if np.any(2 * np.maximum(amax, araw) >= I32) or np.any(np.abs(hz) + amax + 2 >= I32):
         return None
     lo = None if lo is None or lo <= -128 else int(lo)
     hi = None if hi is None or hi >= 127 else int(hi)
