@@ -1,4 +1,4 @@
-"""In-place int8 depthwise 3x3 (stride 1, multiplier 1) for DSP cores, row-buffered
+"""In-place int8 depthwise 3x3 (stride 1 or 2, multiplier 1) for DSP cores, line-buffered
 (codegen_templates/depthwise/arm_dsp_rows.c.j2): the memory plan's ``dw_plane`` in-place rule
 (``tinyfuse.memory.inplace``) with a three-row int16 ring of one channel instead of a padded plane, so
 the scratch shrinks (3 (W + pl + pr) int16) and the arena never grows; the MACs are two per SMLAD on
@@ -25,10 +25,11 @@ from .simd import HEADERS
 
 
 def dw_rows_applies(g) -> bool:
-    """Geometry this kernel covers (the ``dw_plane`` rule's groups with a 3x3 stride-1 window)."""
-    return (g.depthwise and g.N == 1 and g.KH == 3 and g.KW == 3 and g.sh == 1 and g.sw == 1
-            and g.dh == 1 and g.dw == 1 and g.OW == g.W + g.pl + g.pr - 2 and g.OH == g.H + g.pt + g.pb - 2
-            and not g.nchw_input)
+    """Geometry this kernel covers (the ``dw_plane`` rule's groups with a 3x3 window, stride 1 or 2)."""
+    s = g.sh
+    return (g.depthwise and g.N == 1 and g.KH == 3 and g.KW == 3 and s in (1, 2) and g.sw == s
+            and g.dh == 1 and g.dw == 1 and g.OW == (g.W + g.pl + g.pr - 3) // s + 1
+            and g.OH == (g.H + g.pt + g.pb - 3) // s + 1 and not g.nchw_input)
 
 
 def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -69,9 +70,9 @@ def lines_of(g, columns: bool) -> dict:
     C = g.C
     if columns:
         return dict(U=g.W, V=g.H, OU=g.OW, OV=g.OH, pu=g.pl, pv=g.pt, xu=C, xv=g.W * C, yu=g.K, yv=g.OW * g.K,
-                    RS=g.H + g.pt + g.pb)
+                    RS=g.H + g.pt + g.pb, stride=g.sh)
     return dict(U=g.H, V=g.W, OU=g.OH, OV=g.OW, pu=g.pt, pv=g.pl, xu=g.W * C, xv=C, yu=g.OW * g.K, yv=g.K,
-                RS=g.W + g.pl + g.pr)
+                RS=g.W + g.pl + g.pr, stride=g.sh)
 
 
 def _stores(epi, sr, L: dict, columns: bool) -> tuple[str, str]:
