@@ -38,7 +38,7 @@ def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (lo | ((b.astype(np.int64) & 0xFFFF) << 16)).astype(np.uint32).view(np.int32)
 
 
-MAX_GROUPS = 4   # channel loops, one per shift value (each a copy of the kernel body); more: e, hz per channel
+MAX_GROUPS = 1   # channel loops, one per shift value (each a copy of the kernel body, ~2 KB); more: e, hz per channel
 
 
 def _table(w: np.ndarray, init: np.ndarray, sr) -> tuple[np.ndarray, list[tuple]]:
