@@ -16,7 +16,7 @@ import numpy as np
 
 from ..codegen.emit import REQUANT_ARM_HEADER
 from ..codegen.templates import template
-from ..ir import Function
+from ..ir import Function, Var
 from ..ops.conv_geom import conv_group
 from ..poly.inplace_dw_rows import prove_dw_rows
 from .kernel import Epilogue, Kernel
@@ -88,34 +88,22 @@ def _stores(epi, sr, L: dict, columns: bool) -> tuple[str, str]:
 
 
 def lower_dw_rows(fn: Function, name: str, pool, options) -> Kernel | None:
-    """The kernel, or None when the target has no DSP, the geometry is not covered or the isl proof fails
-    (then ``lower_dw_plane`` runs). Lines run along the longer output axis where the proof allows."""
+    """The in-place kernel, or None when the target has no DSP, the geometry is not covered or the isl
+    proof fails (then ``lower_dw_plane`` runs). Lines run along the longer output axis where the proof
+    allows."""
     got = conv_group(fn)
     if got is None or "arm_dsp" not in options.variants:
         return None
     anchor, epi_ops, g = got
-    if not dw_rows_applies(g) or fn.body.ty.dtype != "int8":
+    if not dw_rows_applies(g) or fn.body.ty.dtype != "int8" or not isinstance(anchor.args[0], Var):
         return None
     columns = next((c for c in ((g.OH > g.OW), (g.OH <= g.OW)) if prove_dw_rows(g, c)), None)
     if columns is None:
         return None
-    w = anchor.args[1].value.reshape(g.K, 3, 3).astype(np.int64)
-    fold = np.int64(g.offset) * w.sum(axis=(1, 2))
-    lo = np.minimum(w * -128, w * 127).sum(axis=(1, 2))
-    hi = np.maximum(w * -128, w * 127).sum(axis=(1, 2))
-    epi = Epilogue(fn, anchor, epi_ops, pool, fn.body.ty.ctype)
-    sr = short_requant(epi, anchor, lo, hi, fold)
-    wl = w.transpose(0, 2, 1) if columns else w          # [k][kernel line][tap along the line]
-    if sr is None and np.any(np.abs(fold) >= 2 ** 31):
+    kernel = build_dw_rows(fn, anchor, Epilogue(fn, anchor, epi_ops, pool, fn.body.ty.ctype), pool, name, g,
+                           columns)
+    if kernel is None:
         return None
-    table, groups = _table(2 * wl, sr.bias2, sr) if sr is not None else _table(wl, fold, None)
-    L = lines_of(g, columns)
-    outs_pair, outs_one = _stores(epi, sr, L, columns)
-    tname = pool.ref(table, key=("dw_rows", id(anchor)))
-    body = template("depthwise/arm_dsp_rows.c.j2").module.body(
-        L, tname, g.zp, table.shape[1], groups, outs_pair, outs_one)
-    kernel = Kernel(name, [p.ty for p in fn.params], fn.body.ty, body, ["int16_t *ring = (int16_t *)scratch;"],
-                    macs=g.macs, scratch_bytes=3 * L["RS"] * 2, headers=[*HEADERS, REQUANT_ARM_HEADER])
     kernel.ops = [c.op for c in [anchor, *epi_ops]]
     kernel.group = fn.attrs.get("name", name)
     kernel.variant = "inplace_dw_rows"
@@ -126,4 +114,26 @@ def lower_dw_rows(fn: Function, name: str, pool, options) -> Kernel | None:
     return kernel
 
 
-__all__ = ["dw_rows_applies", "lines_of", "lower_dw_rows"]
+def build_dw_rows(fn: Function, anchor, epi, pool, name: str, g, columns: bool) -> Kernel | None:
+    """The line-buffered kernel (in place or not: it reads X only through the ring copies, each before
+    the output line that could overwrite it) with lines along columns or rows; None when neither the
+    short requantize nor an int32 offset fold applies. ``anchor.args[0]`` must be a param of ``fn``."""
+    w = anchor.args[1].value.reshape(g.K, 3, 3).astype(np.int64)
+    fold = np.int64(g.offset) * w.sum(axis=(1, 2))
+    lo = np.minimum(w * -128, w * 127).sum(axis=(1, 2))
+    hi = np.maximum(w * -128, w * 127).sum(axis=(1, 2))
+    sr = short_requant(epi, anchor, lo, hi, fold)
+    wl = w.transpose(0, 2, 1) if columns else w          # [k][kernel line][tap along the line]
+    if sr is None and np.any(np.abs(fold) >= 2 ** 31):
+        return None
+    table, groups = _table(2 * wl, sr.bias2, sr) if sr is not None else _table(wl, fold, None)
+    L = {**lines_of(g, columns), "src": epi.param_names[id(anchor.args[0])]}
+    outs_pair, outs_one = _stores(epi, sr, L, columns)
+    tname = pool.ref(table, key=("dw_rows", id(anchor)))
+    body = template("depthwise/arm_dsp_rows.c.j2").module.body(
+        L, tname, g.zp, table.shape[1], groups, outs_pair, outs_one)
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, body, ["int16_t *ring = (int16_t *)scratch;"],
+                  macs=g.macs, scratch_bytes=3 * L["RS"] * 2, headers=[*HEADERS, REQUANT_ARM_HEADER])
+
+
+__all__ = ["build_dw_rows", "dw_rows_applies", "lines_of", "lower_dw_rows"]

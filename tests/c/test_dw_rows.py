@@ -3,7 +3,7 @@ and the DSP quad depthwise kernel with the short requantize (lower/depthwise_arm
 Micro, bit for bit: compiled for cortex-m4 and built on the host through simd_host.h (the portable
 twins of the DSP intrinsics and of requant_arm.h) under AddressSanitizer and UndefinedBehaviorSanitizer
 with guard regions. Cases: lines along rows and along columns, odd and even line lengths, a fused RELU6
-clamp, the Epilogue path (short requantize off), a stride-2 channel-multiplier-2 quad kernel.
+clamp, the Epilogue path (short requantize off), stride 2, a stride-2 channel-multiplier-2 quad kernel.
 A small MobileNetV1 (onnxruntime QDQ) runs the stride-2 in-place kernel between pointwise convs; its
 oracle is the compiled IR evaluated in numpy (quant.py's fixed-point arithmetic, not the C kernels).
 The same kernels on qemu: tests/target/test_int8_targets.py (KWS)."""
@@ -24,6 +24,7 @@ CASES = {   # name: (seed, input NHWC, padding, activation, short requantize on,
     "dwr_rows": (12, (1, 4, 7, 5), "SAME", "RELU6", True, 1, 1, "inplace_dw_rows"),   # lines are rows, length 7
     "dwr_even": (13, (1, 6, 8, 3), "SAME", "NONE", True, 1, 1, "inplace_dw_rows"),    # rows of even length 8
     "dwr_epi": (14, (1, 5, 6, 4), "SAME", "RELU", False, 1, 1, "inplace_dw_rows"),    # the group's Epilogue stores
+    "dwr_s2": (16, (1, 6, 5, 64), "SAME", "NONE", True, 2, 1, "inplace_dw_rows"),   # stride 2 in place
     "dwq_m2_s2": (15, (1, 9, 8, 6), "SAME", "RELU6", True, 2, 2, "arm_dsp"),        # quads + one-by-one channels
 }
 
@@ -59,6 +60,7 @@ def test_the_kernel_is_chosen_and_uses_its_header(compiled):
         dw = [k for k in result.kernels if "qnn.conv2d" in k.ops]
         assert [k.variant for k in dw] == [CASES[name][7]], (name, [k.variant for k in dw])
         short = "tf_rq2(" in dw[0].code and "tf_mbqm(" not in dw[0].code
+        assert ("int16_t *ring" in dw[0].code) == (CASES[name][6] == 1), name   # the line kernel for multiplier 1
         assert short == CASES[name][4], (name, short)
 
 
