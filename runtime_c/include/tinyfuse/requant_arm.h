@@ -5,7 +5,7 @@
  * it equals quant.h's tf_mbqm bit for bit are compiler/lower/requant_arm.py (tests/unit/test_requant_arm.py
  * checks them exhaustively over the accumulator ranges that occur).
  *
- * Requantize, TFLM double rounding, right shift e >= 1 (real multiplier < 1/2... or any m with shift <= -1):
+ * Requantize, TFLM double rounding, right shift e = -shift >= 1 (a real multiplier below 1/2):
  *   tf_mbqm(acc, m, -e) + zp
  *     = RDBP(SRDHM(acc, m), e) + zp
  *     = (SMMULR(2 acc, m) - [acc < 0] + 2^(e-1) + zp 2^e) >> e          (arithmetic shift)
