@@ -15,9 +15,11 @@ QUANT_SOURCE = runtime_dir() / "include" / "tinyfuse" / "quant.h"
 SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve variants
 HALF_HEADER = "tinyfuse_half.h"     # Kernel.headers of kernels reading binary16 weights (--weights-dtype float16)
 WCET_HEADER = "tinyfuse_wcet.h"     # Kernel.headers of the --wcet branch-free kernels (lower/realtime.py)
+REQUANT_ARM_HEADER = "tinyfuse_requant_arm.h"   # Kernel.headers of kernels using the short DSP requantize
 RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "include" / "tinyfuse" / "wcet.h",
                    SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h",
-                   HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h"}
+                   HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h",
+                   REQUANT_ARM_HEADER: runtime_dir() / "include" / "tinyfuse" / "requant_arm.h"}
 CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit patterns
 
 

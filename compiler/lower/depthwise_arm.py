@@ -4,17 +4,20 @@ isl builds the loop nest over output pixels and groups of four output channels (
 table of tap pointers (a padded tap points at a constant row of the input zero point, which adds 0
 once the input offset is applied: exact, QUANT.md), per quad the taps unrolled with SXTAB16 +
 SMLABB/SMLATT against weights widened to int16 lane pairs at compile time
-(codegen_templates/depthwise/arm_dsp.c.j2). Channels past the last quad go one at a time.
+(codegen_templates/depthwise/arm_dsp.c.j2). Channels past the last quad go one at a time. The
+outputs go through the short exact requantize (``requant_arm``) where its range conditions hold.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..codegen.emit import REQUANT_ARM_HEADER
 from ..codegen.templates import template
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
 from .depthwise_common import quad_weights, tap_pointers
 from .kernel import Kernel, affine, flat_index
+from .requant_arm import short_requant
 from .simd import HEADERS, require
 
 
@@ -22,8 +25,7 @@ def depthwise_dsp(fn, anchor, epi, pool, name, g, order=None) -> Kernel:
     """``order``: in place through a one-pixel buffer (all channels of an output pixel, then one store),
     pixels in that order (lower_simd_inplace)."""
     require(g.C == g.G, f"grouped conv with {g.Cg} channels per group")
-    if order:
-        require(g.N == 1 and fn.body.ty.dtype == "int8", "in place: batch 1, int8 output only")
+    require(not order or (g.N == 1 and fn.body.ty.dtype == "int8"), "in place: batch 1, int8 output only")
     x = anchor.args[0]
     out_shape = anchor.ty.shape
     M = g.M
@@ -43,11 +45,13 @@ def depthwise_dsp(fn, anchor, epi, pool, name, g, order=None) -> Kernel:
         return t.S_taps(tap_pointers(g, h, w, lambda ih, iw: f"p0 + {flat_index(x.ty.shape, [n, ih, iw, '0'])}"),
                         zrow)
 
+    sr = _short_requant(epi, anchor, wt, g.offset)
+
     def outs(n, h, w, ks, accs):
         res = []
         for k, acc in zip(ks, accs):
             idx = [n, h, w, k]
-            lines, value = epi.code(idx, acc=acc)
+            lines, value = ([], sr.c_output(pool, ("dw_sr", id(anchor)), acc, k)) if sr else epi.code(idx, acc=acc)
             res.append((lines, value, f"((int8_t *)scratch)[{k}]" if order else f"out[{flat_index(out_shape, idx)}]"))
         return res
 
@@ -75,4 +79,15 @@ def depthwise_dsp(fn, anchor, epi, pool, name, g, order=None) -> Kernel:
     if Q and M == 1:
         decls.append(f"const int32_t off2 = tf_pack_offset({g.offset});")
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, decls, macros,
-                  macs=g.N * g.P * g.K * T, scratch_bytes=g.K if order else 0, headers=list(HEADERS))
+                  macs=g.N * g.P * g.K * T, scratch_bytes=g.K if order else 0,
+                  headers=[*HEADERS, REQUANT_ARM_HEADER] if sr else list(HEADERS))
+
+
+def _short_requant(epi, anchor, wt: np.ndarray, offset: int):
+    """The short requantize (``requant_arm``) of the epilogue, or None: the accumulator is
+    sum_t (x_t + offset) w_t with x_t in [-128, 127] (a padded tap adds 0)."""
+    w = wt.astype(np.int64)
+    lo_x, hi_x = -128 + offset, 127 + offset
+    lo = np.minimum(w * lo_x, w * hi_x).sum(axis=1)
+    hi = np.maximum(w * lo_x, w * hi_x).sum(axis=1)
+    return short_requant(epi, anchor, lo, hi)

@@ -64,9 +64,11 @@ def test_simd_kernel_equals_portable_and_tflm(name, tmp_path, monkeypatch):
         f"portable: {np.sum(ref != case.want)} outputs differ from TFLM ({case.desc})"
     for target, want_variant in SIMD.items():
         y, variant, inplace = _run(case, target, "auto", tmp_path / target)
-        if case.kind == "depthwise" and variant == "inplace_dw_plane":
-            # the memory plan chose the portable channel-by-channel in-place kernel: plan without
-            # in-place options to run the SIMD one
+        if case.kind == "depthwise" and variant == "inplace_dw_rows":    # the DSP in-place line kernel
+            assert inplace and np.array_equal(y, ref), f"{target} {variant}: {np.sum(y != ref)} outputs differ"
+        if case.kind == "depthwise" and variant in ("inplace_dw_plane", "inplace_dw_rows"):
+            # the memory plan chose a channel-by-channel in-place kernel: plan without in-place
+            # options to run the quad one
             with monkeypatch.context() as m:
                 m.setattr("tinyfuse.memory.arena.inplace_options", lambda fn, cost=None, cache=None: [])
                 y, variant, inplace = _run(case, target, "auto", tmp_path / f"{target}_not_in_place")

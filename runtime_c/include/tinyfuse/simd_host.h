@@ -128,4 +128,34 @@ static inline int32_t vmladavaq_s8(int32_t acc, int8x16_t a, int8x16_t b)
   return (int32_t)s;
 }
 
+/* ---- requant_arm.h (its functions, portable; defining its guard skips the shipped header) ---- */
+#define TINYFUSE_REQUANT_ARM_H
+
+/* SMMLAR: c + (a * b + 2^31) / 2^32, high word (wrapping to 32 bits, as the hardware) */
+static inline int32_t tf_smmlar(int32_t a, int32_t b, int32_t c)
+{
+  const int64_t s = (int64_t)a * (int64_t)b + (int64_t)0x80000000LL;
+  return (int32_t)((uint32_t)c + (uint32_t)(uint64_t)(s >> 32));
+}
+
+static inline int32_t tf_rq2(int32_t a2, int32_t m, int32_t hz, int32_t e)
+{
+  return tf_smmlar(a2, m, hz + (a2 >> 31)) >> e;
+}
+
+static inline int8_t tf_clamp_i8(int8_t v, int32_t lo, int32_t hi)
+{
+  return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+static inline int32_t tf_smlabt(int32_t a, int32_t b, int32_t acc)
+{
+  return (int32_t)((uint32_t)acc + (uint32_t)(tf_h_((uint32_t)a, 0) * tf_h_((uint32_t)b, 1)));
+}
+
+static inline int32_t tf_smlatb(int32_t a, int32_t b, int32_t acc)
+{
+  return (int32_t)((uint32_t)acc + (uint32_t)(tf_h_((uint32_t)a, 1) * tf_h_((uint32_t)b, 0)));
+}
+
 #endif /* TINYFUSE_SIMD_H */
