@@ -30,10 +30,10 @@ class ArenaOracle:
         self._cache = options.context.inplace_options
 
     def peak(self, main: Function) -> int:
-        return best_schedule(kernel_graph(main, cache=self._cache)[0]).peak
+        return best_schedule(kernel_graph(main, cache=self._cache, knobs=self.options.knobs)[0]).peak
 
     def hot(self, main: Function) -> tuple[int, set[int]]:
-        g, calls = kernel_graph(main, cache=self._cache)
+        g, calls = kernel_graph(main, cache=self._cache, knobs=self.options.knobs)
         sched = best_schedule(g)
         step_of = {k: i for i, k in enumerate(sched.order)}
         last = {}
