@@ -60,7 +60,8 @@ def tune(model, target: str, trials: int = 16, records_path=None, workers: int |
     writer = _writer(records_path)
     t0 = time.perf_counter()
     with dask_client(workers, scheduler) as (client, n):
-        topk, pool = topk or max(2, n), pool or 4 * max(2, n)
+        topk = topk or 2 * n
+        pool = pool or 2 * topk
         bar = _progress(trials, f"tune {default['model']}", skipped, progress)
         if search.default_key not in search.measured:
             search.compiled[search.default_key] = default

@@ -25,7 +25,7 @@ def add_parser(sub, epilog: dict, qemu_targets: list[str]) -> None:
                    "per core)")
     t.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="an existing Dask scheduler (its workers need "
                    "tinyfuse, the cross toolchains and qemu) instead of a LocalCluster")
-    t.add_argument("--topk", type=int, default=None, help="candidates measured per round (default: max(2, workers))")
+    t.add_argument("--topk", type=int, default=None, help="candidates measured per round (default: 2 x workers)")
     t.add_argument("--ram-limit", metavar="BYTES", help="measure only candidates whose arena + the default's "
                    "measured stack fits, and report the fastest measured build that fits (K/M suffixes)")
     t.add_argument("--out", metavar="DIR", help="write the Pareto front there (front.md, front.svg)")

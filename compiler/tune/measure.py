@@ -6,6 +6,7 @@ plain JSON-able dicts, so they run unchanged in a LocalCluster worker or a remot
 """
 from __future__ import annotations
 
+import hashlib
 import socket
 import tempfile
 import time
@@ -19,6 +20,15 @@ from .space import moves_of
 def _compile(model: str, target: str, config: dict):
     from ..driver import compile_model
     return compile_model(model, target=target, tuning_records=TuningRecords(config=config))
+
+
+def build_hash(result) -> str:
+    """sha256 (16 hex digits) of every generated file: two configurations that generate the same C."""
+    h = hashlib.sha256()
+    for name in sorted(result.files):
+        data = result.files[name]
+        h.update(name.encode() + b"\0" + (data.encode() if isinstance(data, str) else data))
+    return h.hexdigest()[:16]
 
 
 def _kernels(result) -> list[dict]:
@@ -42,6 +52,7 @@ def compile_candidate(model: str, target: str, config: dict) -> dict:
     result = _compile(model, target, config)
     return {"config_key": config_key(config), "config": normalize(config), "arena_bytes": result.arena_bytes,
             "model_hash": result.model_hash, "model": result.name, "kernels": _kernels(result),
+            "build_hash": build_hash(result),
             "moves": moves_of(result)}
 
 
@@ -64,7 +75,7 @@ def measure_candidate(model: str, target: str, config: dict, changes: list[str],
     return {"kind": "model", "model_hash": result.model_hash, "model": result.name,
             "target": result.options.target.name, "config": normalize(config), "config_key": config_key(config),
             "changes": list(changes), "instructions": figures["instructions"], "arena_bytes": result.arena_bytes,
-            "ram_stack": figures["ram_stack"], "seconds": round(time.perf_counter() - t0, 2),
+            "ram_stack": figures["ram_stack"], "build_hash": build_hash(result), "seconds": round(time.perf_counter() - t0, 2),
             "worker": socket.gethostname(), "kernels": kernels, "moves": moves_of(result)}
 
 

@@ -126,9 +126,13 @@ def compile_round(client, search: Search, props, safe_task) -> None:
 
 def select(search: Search, predictor: Predictor, front_pts, topk: int, stack: int,
            ram_limit: int | None) -> list[tuple[str, float]]:
-    """The ``topk`` compiled candidates with the best predicted gain (module doc, step 3)."""
+    """The ``topk`` compiled candidates with the best predicted gain (module doc, step 3); candidates
+    that generate the same C as a measured build are not measured again."""
     scored = []
+    same = {r.get("build_hash") for r in search.measured.values()}
     for key, c in sorted(search.compiled.items()):
+        if c.get("build_hash") in same:       # the same C as a measured build: nothing to learn
+            continue
         ram = c["arena_bytes"] + stack
         if ram_limit is not None and ram > ram_limit:
             continue
