@@ -3,9 +3,10 @@
 Rounds, until the records hold ``trials`` measured builds of the model (a rerun resumes: builds whose
 configuration key is in the records are not measured again):
 
-1. Proposals: unmeasured configurations made of moves (``tune.space``): the single moves of the
-   default build first (in the order the build lists them), then a front build plus one more move
-   (seeded random choice) -- up to ``pool`` new candidates per round.
+1. Proposals: unmeasured configurations made of moves (``tune.space``): each family of moves at
+   once (every in-place depthwise out of place, every SIMD kernel portable, ...), the single moves
+   (in the order the builds list them), then a measured build (half the time one of the front) plus
+   one more move or family (seeded random choice) -- up to ``pool`` new candidates per round.
 2. Each proposal is compiled (a Dask task, ``measure.compile_candidate``): its arena is exact; its
    instructions are predicted kernel by kernel -- a kernel (signature, in-place rule, variant)
    measured before counts its measured instructions, any other the learned model's prediction
@@ -24,16 +25,17 @@ from ..cost.features import analytical_instructions
 from ..cost.learned import fit
 from ..cost.records import ram_of
 from .cluster import as_completed
-from .space import Move, apply_moves, compatible
+from .space import Move, apply_moves, compatible, families
 
 
 def move_dicts(moves) -> list[dict]:
-    return [{"section": m.section, "key": m.key, "knobs": [list(k) for k in m.knobs], "label": m.label}
-            for m in moves]
+    return [{"section": m.section, "key": m.key, "knobs": [list(k) for k in m.knobs], "label": m.label,
+             "family": m.family} for m in moves]
 
 
 def moves_from(dicts) -> list[Move]:
-    return [Move(d["section"], d["key"], tuple(tuple(k) for k in d["knobs"]), d["label"]) for d in dicts]
+    return [Move(d["section"], d["key"], tuple(tuple(k) for k in d["knobs"]), d["label"], d.get("family", ""))
+            for d in dicts]
 
 
 class Predictor:
@@ -90,23 +92,32 @@ class Search:
         out: list = []
 
         def offer(moves):
+            moves = list({m.ident: m for m in moves}.values())
+            if not compatible(moves):
+                return
             cfg = apply_moves(moves)
             key = config_key(cfg)
             if key not in seen and len(out) < pool:
                 seen.add(key)
                 self.changes[key] = list(moves)
                 out.append((key, cfg, list(moves)))
-        for m in list(self.moves.values()):
-            offer([m])
-        bases = [self.changes.get(r["config_key"], []) for r in front_pts]
         all_moves = list(self.moves.values())
+        groups = families(all_moves)
+        for fam in sorted(groups):                 # whole families first: the structural trade-offs
+            offer(groups[fam])
+        for m in all_moves:
+            offer([m])
+        measured = sorted(self.measured.values(), key=lambda r: r["config_key"])
+        bases = [self.changes.get(r["config_key"], []) for r in front_pts] + \
+            [self.changes.get(r["config_key"], []) for r in measured]
+        extras = [[m] for m in all_moves] + [groups[f] for f in sorted(groups)]
         for _ in range(pool * 8):
             if len(out) >= pool or not bases:
                 break
-            base = bases[self.rng.randrange(len(bases))]
-            extra = all_moves[self.rng.randrange(len(all_moves))]
-            if compatible(base + [extra]):
-                offer(base + [extra])
+            base = bases[self.rng.randrange(len(bases))] if self.rng.random() < 0.5 else \
+                bases[self.rng.randrange(len(front_pts))] if front_pts else []
+            extra = extras[self.rng.randrange(len(extras))]
+            offer(base + extra)
         return out
 
 
@@ -115,13 +126,13 @@ def compile_round(client, search: Search, props, safe_task) -> None:
     from .measure import compile_candidate
     futs = {client.submit(safe_task, compile_candidate, search.model, search.target, cfg, pure=False): key
             for key, cfg, _ in props}
-    for fut in as_completed(list(futs)):
-        res = fut.result()
-        if "error" in res:
-            search.failed.add(futs[fut])
+    done = {futs[fut]: fut.result() for fut in as_completed(list(futs))}
+    for key in sorted(done):                  # arrival order must not change the search (determinism)
+        if "error" in done[key]:
+            search.failed.add(key)
             continue
-        search.compiled[futs[fut]] = res
-        search.add_moves(res["moves"])
+        search.compiled[key] = done[key]
+        search.add_moves(done[key]["moves"])
 
 
 def select(search: Search, predictor: Predictor, front_pts, topk: int, stack: int,
@@ -152,20 +163,22 @@ def measure_round(client, search: Search, chosen, writer, bar, safe_task, timeou
         labels = [m.label for m in search.changes.get(key, [])]
         futs[client.submit(safe_task, measure_candidate, search.model, search.target, cfg, labels, timeout,
                            pure=False)] = key
-    out = []
+    out, found = [], {}
     for fut in as_completed(list(futs)):
         res = fut.result()
         if "error" in res:
             search.failed.add(futs[fut])
             writer({"kind": "failed", "config_key": futs[fut], "target": search.target, "error": res["error"]})
             continue
-        search.add_moves(res.pop("moves"))
+        found[res["config_key"]] = res.pop("moves")
         kernels = res.pop("kernels")
         res["moves"] = move_dicts(search.changes.get(res["config_key"], []))
         writer(*kernels, res)
         search.measured[res["config_key"]] = res
         out += kernels
         bar.update(1)
+    for key in sorted(found):                 # in key order, not arrival order (determinism)
+        search.add_moves(found[key])
     return out
 
 

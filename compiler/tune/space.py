@@ -15,7 +15,8 @@ Output blocking and unroll are lowering knobs (``options.group_knobs``) that no 
 today takes as a parameter (the arm_dsp / arm_mve conv blocks are fixed at 2 pixels x 2 channels), so
 no move sets them yet; a family that grows such a parameter adds its moves here.
 
-Moves of builds measured later (e.g. the member kernels of an unfused chain) join the space as the
+Moves of one family (all in-place depthwise kernels, all SIMD kernels, ...) are also proposed
+together. Moves of builds measured later (e.g. the member kernels of an unfused chain) join the space as the
 search goes (``tune.search``).
 """
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Move:
     key: str | None
     knobs: tuple
     label: str
+    family: str = ""          # moves of one kind (e.g. "inplace:dw_plane"): proposed together as well
 
     @property
     def ident(self) -> str:
@@ -52,19 +54,21 @@ def moves_of(result) -> list[Move]:
         fn, name = step.call.op, step.kernel.name
         if fn.attrs.get("poly"):
             sig = chain_signature(chain_members(fn), tgt.name)
-            out.append(Move("chains", sig, (("fuse", False),), f"{name}: unfused"))
+            out.append(Move("chains", sig, (("fuse", False),), f"{name}: unfused", "chain:unfused"))
             tw = fn.attrs["poly"].get("tile_w", 1)
             if tw > 1:
-                out.append(Move("chains", sig, (("tile_w", -(-tw // 2)),), f"{name}: tile_w {-(-tw // 2)}"))
+                out.append(Move("chains", sig, (("tile_w", -(-tw // 2)),), f"{name}: tile_w {-(-tw // 2)}",
+                                "chain:tile_w"))
             continue
         sig = group_signature(fn, tgt.name)
         opt = result.memory.inplace.get(i)
         if opt is not None:
-            out.append(Move("kernels", sig, (("inplace", False),), f"{name}: out of place (not {opt.rule})"))
+            out.append(Move("kernels", sig, (("inplace", False),), f"{name}: out of place (not {opt.rule})",
+                            f"inplace:{opt.rule}"))
         if step.kernel.variant in ("arm_dsp", "arm_mve"):
-            out.append(Move("kernels", sig, (("variant", "ref"),), f"{name}: ref"))
+            out.append(Move("kernels", sig, (("variant", "ref"),), f"{name}: ref", "variant:ref"))
         elif simd and any(op in VARIANT_ANCHORS for op in group_ops(fn)) and opt is None:
-            out.append(Move("kernels", sig, (("variant", simd[0]),), f"{name}: {simd[0]}"))
+            out.append(Move("kernels", sig, (("variant", simd[0]),), f"{name}: {simd[0]}", f"variant:{simd[0]}"))
     budget = result.options.scratch_bytes
     out += [Move("global", None, (("poly_fuse", False),), "poly_fuse off"),
             Move("global", None, (("scratch_bytes", budget * 2),), f"scratch {budget * 2}"),
@@ -83,6 +87,15 @@ def apply_moves(moves) -> dict:
     return normalize(config)
 
 
+def families(moves) -> dict[str, list[Move]]:
+    """Moves grouped by family (those of more than one move): e.g. every in-place depthwise out of place."""
+    out: dict[str, list[Move]] = {}
+    for m in moves:
+        if m.family:
+            out.setdefault(m.family, []).append(m)
+    return {f: ms for f, ms in out.items() if len(ms) > 1}
+
+
 def compatible(moves) -> bool:
     """No two moves set the same knob (a combination worth proposing)."""
     seen = set()
@@ -94,4 +107,4 @@ def compatible(moves) -> bool:
     return True
 
 
-__all__ = ["Move", "apply_moves", "compatible", "moves_of"]
+__all__ = ["Move", "apply_moves", "compatible", "families", "moves_of"]
