@@ -58,8 +58,8 @@ def tune(model, target: str, trials: int = 16, records_path=None, workers: int |
     skipped = len(search.measured)
     kernel_recs = [r for r in old if r.get("kind") == "kernel"]
     writer = _writer(records_path)
-    t0 = time.perf_counter()
     with dask_client(workers, scheduler) as (client, n):
+        t0 = time.perf_counter()                # the search, without starting the cluster
         topk = topk or 2 * n
         pool = pool or 2 * topk
         bar = _progress(trials, f"tune {default['model']}", skipped, progress)
