@@ -69,16 +69,20 @@ def tune(model, target: str, trials: int = 16, records_path=None, workers: int |
                                          timeout)
         if search.default_key not in search.measured:
             raise TinyfuseError(f"tune: the default build of {default['model']} could not be measured")
-        while len(search.measured) < trials:
+        for _ in range(10 * trials):             # rounds whose proposals all repeat a measured build measure none
+            if len(search.measured) >= trials:
+                break
             base = search.measured[search.default_key]
             pts = front(list(search.measured.values()))
-            compile_round(client, search, search.proposals(pool, pts), safe_task)
+            props = search.proposals(pool, pts)
+            compile_round(client, search, props, safe_task)
             glue = base["instructions"] - sum(k.get("instructions", 0) for k in _default_kernels(kernel_recs, default))
             chosen = select(search, Predictor(kernel_recs, glue), pts, min(topk, trials - len(search.measured)),
                             base.get("ram_stack") or 0, ram_limit)
-            if not chosen:
+            if not chosen and not props:         # the space is exhausted
                 break
-            kernel_recs += measure_round(client, search, chosen, writer, bar, safe_task, timeout)
+            if chosen:
+                kernel_recs += measure_round(client, search, chosen, writer, bar, safe_task, timeout)
             bar.set_postfix(best=min(r["instructions"] for r in search.measured.values()),
                             front=len(front(list(search.measured.values()))))
         bar.close()
