@@ -57,3 +57,12 @@ def test_ram_limit_without_records_is_predicted(block):
     with pytest.raises(TinyfuseError, match=r"smallest arena reachable is (\d+) B") as e:
         predicted_config(block, "cortex-m4", 64)
     assert int(e.value.args[0].split("reachable is ")[1].split(" ")[0]) <= base.arena_bytes
+
+
+def test_missing_dask_is_one_clear_error(monkeypatch):
+    import sys
+    from tinyfuse.tune.cluster import dask_client
+    monkeypatch.setitem(sys.modules, "distributed", None)          # import distributed -> ImportError
+    with pytest.raises(TinyfuseError, match=r"pip install 'tinyfuse\[tune\]'"):
+        with dask_client(1):
+            pass
