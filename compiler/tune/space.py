@@ -51,7 +51,7 @@ def moves_of(result) -> list[Move]:
     simd = resolve_variants(tgt, "auto")
     out: list[Move] = []
     for i, step in enumerate(result.steps):
-        fn, name = step.call.op, step.kernel.name
+        fn, name = step.call.op, _short(step)
         if fn.attrs.get("poly"):
             sig = chain_signature(chain_members(fn), tgt.name)
             out.append(Move("chains", sig, (("fuse", False),), f"{name}: unfused", "chain:unfused"))
@@ -75,6 +75,16 @@ def moves_of(result) -> list[Move]:
             Move("global", None, (("scratch_bytes", max(budget // 2, 256)),), f"scratch {max(budget // 2, 256)}"),
             Move("global", None, (("order", "ir"),), "order ir")]
     return list({m.ident: m for m in out}.values())
+
+
+def _short(step) -> str:
+    """A kernel's name in labels: its step, the anchor and the output shape, e.g. ``k4 qconv2d 1x16x16x32``."""
+    name = step.kernel.name
+    idx, _, rest = name.partition("_")
+    rest = rest.removeprefix("fused_")
+    for junk in ("_add_qrequantize", "_qrequantize"):
+        rest = rest.replace(junk, "")
+    return f"{idx} {rest} {'x'.join(map(str, step.call.ty.shape))}"
 
 
 def apply_moves(moves) -> dict:
