@@ -40,7 +40,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
             client.close()
         return
     n = workers or os.cpu_count() or 1
-    cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+    cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                                        silence_logs=40)
     client = distributed.Client(cluster)
     try:
