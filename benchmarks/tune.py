@@ -1,9 +1,12 @@
-"""Tuning tables: instructions before/after `tinyfuse tune` (cortex-m4, int8 KWS / ResNet-8 /
+"""Tuning tables: Pareto fronts of `tinyfuse tune` (cortex-m4, int8 KWS / ResNet-8 /
 MobileNetV2-0.35), tuning time, and the learned cost model's Spearman rank correlation on held-out
 kernels next to the analytical model's.
 
-    python3 benchmarks/tune.py [--trials 8] [--target cortex-m4] [--records build/tune/records.jsonl]
-                               [--max-arena-growth 0] [--extra]   (--extra: also tune AD01 and ResNet-10 for data)
+    python3 benchmarks/tune.py [--trials 24] [--target cortex-m4] [--records build/tune] [--workers N]
+                               [--scheduler tcp://HOST:PORT] [--fresh] [--extra]
+(--extra: also tune AD01 and ResNet-10 for data). Per model: the Pareto front (arena + stack vs
+instructions, knobs changed), the fastest build at no more RAM than the default; then compile
+--ram-limit examples from the records (KWS 6K/8K/16K, ResNet-8 16K/24K/48K).
 """
 from __future__ import annotations
 
@@ -61,37 +64,64 @@ def spearman_table(records: list[dict], seeds=range(5)) -> list[str]:
     return lines
 
 
+RAM_LIMITS = {"kws_ref_model.onnx": ("6K", "8K", "16K"), "pretrainedResnet_quant.onnx": ("16K", "24K", "48K")}
+
+
+def ram_limit_rows(path: Path, target: str, rec: Path, limits) -> list[str]:
+    """``compile --tuning-records rec --ram-limit X`` per limit: the chosen build (from the records) or the error."""
+    from tinyfuse.cost.records import TuningRecords
+    from tinyfuse.driver import compile_model
+    from tinyfuse.errors import TinyfuseError
+    from tinyfuse.tune.ramlimit import parse_bytes
+    rows = []
+    for lim in limits:
+        try:
+            res = compile_model(path, target=target, tuning_records=rec, ram_limit=parse_bytes(lim))
+        except TinyfuseError as e:
+            rows.append(f"| {path.stem} | {lim} | error: {e} | | | |")
+            continue
+        cfg = TuningRecords(load_records(rec).records).config_for(res.model_hash, target, parse_bytes(lim))
+        from tinyfuse.cost.knobs import config_key
+        hit = next(r for r in load_records(rec).records if r.get("kind") == "model"
+                   and r.get("config_key") == config_key(cfg))
+        rows.append(f"| {path.stem} | {lim} | {'; '.join(hit.get('changes') or []) or '(default)'} | "
+                    f"{res.arena_bytes} | {hit.get('ram_stack')} | {hit['instructions']} |")
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--trials", type=int, default=8)
+    ap.add_argument("--trials", type=int, default=24)
     ap.add_argument("--target", default="cortex-m4")
-    ap.add_argument("--records", default=str(ROOT / "build" / "tune" / "records.jsonl"))
-    ap.add_argument("--max-arena-growth", type=float, default=0.0)
+    ap.add_argument("--records", default=str(ROOT / "build" / "tune"), help="directory of the records (one per model)")
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--scheduler", default=None)
     ap.add_argument("--extra", action="store_true")
-    ap.add_argument("--fresh", action="store_true", help="delete the records file first")
+    ap.add_argument("--fresh", action="store_true", help="delete the records files first")
     args = ap.parse_args(argv)
-    rec = Path(args.records)
-    rec.parent.mkdir(parents=True, exist_ok=True)
-    if args.fresh and rec.exists():
-        rec.unlink()
-    rows = []
+    out = Path(args.records)
+    out.mkdir(parents=True, exist_ok=True)
+    all_records, ram_rows = [], []
     for name in MAIN + (EXTRA if args.extra else ()):
         path = MODELS / name
-        if not path.exists():
-            print(f"skip {name}: not found", file=sys.stderr)
-            continue
-        s = tune(path, args.target, trials=args.trials, records_path=rec, max_arena_growth=args.max_arena_growth)
-        rows.append((name, s))
-    print(f"\ntuning on {args.target}: {args.trials} trials + 1 verification each, arena growth <= "
-          f"{args.max_arena_growth:.0%}, {rows[0][1]['jobs'] if rows else '-'} parallel qemu jobs")
-    print(f"{'model':<32} {'before':>11} {'after':>11} {'fewer':>7} {'best seen':>11} {'arena before':>13} "
-          f"{'arena after':>12} {'time s':>7}  global knobs")
-    for name, s in rows:
-        print(f"{name:<32} {s['before']:>11} {s['after']:>11} {1 - s['after'] / s['before']:>7.1%} "
-              f"{s['best_measured']:>11} {s['arena_before']:>13} {s['arena_after']:>12} {s['seconds']:>7}  {s['global']}")
-    records = load_records(rec).records
-    print(f"\nlearned cost model vs analytical: Spearman on held-out kernels ({len(records)} records in {rec})")
-    for line in spearman_table(records):
+        rec = out / f"{path.stem}.{args.target}.jsonl"
+        if args.fresh and rec.exists():
+            rec.unlink()
+        s = tune(path, args.target, trials=args.trials, records_path=rec, workers=args.workers,
+                 scheduler=args.scheduler, out_dir=out / path.stem)
+        print(f"\n### {name} on {args.target}: {s['measured']} measured now, {s['skipped']} from the records, "
+              f"{s['failed']} failed, {s['seconds']} s on {s['workers']} workers")
+        print(f"default: arena {s['default']['arena_bytes']} B, {s['default']['instructions']} instructions; "
+              f"fastest at no more RAM: {s['chosen']['instructions']} ({s['gain_at_default_ram']:+.1%} fewer)\n")
+        print(s["front_table"])
+        all_records += load_records(rec).records
+        if name in RAM_LIMITS:
+            ram_rows += ram_limit_rows(path, args.target, rec, RAM_LIMITS[name])
+    print("\n| model | --ram-limit | chosen build (knobs changed) | arena B | stack B | instructions |")
+    print("|---|---|---|---:|---:|---:|")
+    print("\n".join(ram_rows))
+    print(f"\nlearned cost model vs analytical: Spearman on held-out kernels ({len(all_records)} records)")
+    for line in spearman_table(all_records):
         print(line)
     return 0
 

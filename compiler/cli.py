@@ -27,6 +27,7 @@ from .options import IO_BUFFERS, KERNEL_CHOICES
 from .memory import PLANNERS
 from .passes.pipeline import PASS_NAMES
 from .targets import TARGETS, get_target
+from .tune.command import RAM_LIMIT_HELP
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
 EXIT_CODES_HELP = """exit codes:
@@ -87,8 +88,12 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "default, or $TINYFUSE_KERNELS), ref (portable C everywhere) or one variant")
     p.add_argument("--scratch-bytes", type=_non_negative, default=None, metavar="N",
                    help="working-set budget of a poly-fused kernel's line buffers (default: the target's)")
-    p.add_argument("--tuning-records", metavar="FILE", help="JSON lines from `tinyfuse tune`: apply the measured "
-                   "best choices (kernel variant per kernel, poly_fuse on/off, scratch budget)")
+    p.add_argument("--tuning-records", metavar="FILE", help="JSON lines from `tinyfuse tune`: build the recorded "
+                   "choice (the fastest measured build at no more RAM than the default), or with --ram-limit the "
+                   "fastest measured build that fits")
+    p.add_argument("--ram-limit", metavar="BYTES", help=RAM_LIMIT_HELP)
+    p.add_argument("--cost-model", metavar="FILE", help="a learned cost model (<records>.model.json from `tinyfuse "
+                   "tune`) for --ram-limit without --tuning-records")
     p.add_argument("--stateful", metavar="IN=OUT,...", action=_JoinPairs, help="graph input/output pairs (names) that carry state "
                    "between runs: each IN becomes persistent state, updated from OUT after every run, zeroed by reset "
                    "(repeatable)")
@@ -179,31 +184,27 @@ def _validate_parser(sub, _epilog) -> None:
 
 
 def _tune_parser(sub, _epilog) -> None:
-    """tinyfuse tune: measured schedules under qemu and the learned cost model."""
-    t = sub.add_parser("tune", help="measure schedules under qemu, write tuning records, train the cost model",
-                       **_epilog)
-    t.add_argument("model", help="an .onnx or .tflite file")
-    qemu_targets = [n for n, tg in TARGETS.items() if not tg.is_host]
-    t.add_argument("--target", required=True, choices=qemu_targets, metavar="TARGET",
-                   help=f"a qemu target: {', '.join(qemu_targets)}")
-    t.add_argument("--trials", type=int, default=8, help="schedules to measure (default 8, + 1 to verify)")
-    t.add_argument("--records", metavar="FILE", help="JSON-lines file the records are appended to "
-                   "(default <model stem>.<target>.tune.jsonl)")
-    t.add_argument("--jobs", type=int, default=None, help="parallel qemu runs (default: the CPU count)")
-    t.add_argument("--max-arena-growth", type=float, default=0.0, metavar="F",
-                   help="the tuned arena may exceed the default's by this fraction (default 0: memory first)")
-    t.add_argument("--io-buffers", default="arena", choices=IO_BUFFERS, help="where the model inputs and "
-                   "outputs live in every trial: arena (default) or caller (see compile --io-buffers)")
-    t.add_argument("--json", action="store_true", help="print one JSON object")
-    t.add_argument("--debug", action="store_true", help="show tracebacks")
+    """tinyfuse tune: the knob search on Dask (tinyfuse.tune.command)."""
+    from .tune.command import add_parser
+    add_parser(sub, _epilog, [n for n, tg in TARGETS.items() if not tg.is_host])
 
 
 def _compile(args):
     from .driver import compile_model
+    ram_limit, records = None, args.tuning_records
+    if getattr(args, "ram_limit", None):
+        from .tune.ramlimit import parse_bytes, predicted_config
+        ram_limit = parse_bytes(args.ram_limit)
+        if records is None:
+            from .tune import TuningRecords
+            pick = predicted_config(args.model, args.target, ram_limit, args.cost_model)
+            records, ram_limit = TuningRecords(config=pick["config"]), None
+            print(f"--ram-limit {args.ram_limit}: predicted build arena {pick['arena_bytes']} B, ~{pick['predicted']} "
+                  f"instructions ({'; '.join(pick['changes']) or 'default'})", file=sys.stderr)
     placement = {k: getattr(args, k, None) for k in ("weights_section", "arena_section", "code_section", "align")}
     return compile_model(args.model, target=args.target, name=args.name, disabled_passes=args.disable_pass,
                          dump_ir=args.dump_ir, planner=args.planner, rounding=args.rounding, kernels=args.kernels,
-                         scratch_bytes=args.scratch_bytes, tuning_records=args.tuning_records,
+                         scratch_bytes=args.scratch_bytes, tuning_records=records, ram_limit=ram_limit,
                          stateful=getattr(args, "stateful", None) or (), weights_dtype=args.weights_dtype,
                          realtime=dict(skip_zero_activations=args.skip_zero_activations, wcet=args.wcet,
                                        max_step_instructions=args.max_step_instructions or 0), io_buffers=getattr(args, "io_buffers", "arena"),
@@ -412,20 +413,8 @@ def cmd_validate(args) -> int:
 
 
 def cmd_tune(args) -> int:
-    from .tune import tune
-    records = args.records or f"{Path(args.model).stem}.{args.target}.tune.jsonl"
-    s = tune(args.model, args.target, trials=args.trials, records_path=records, jobs=args.jobs,
-             max_arena_growth=args.max_arena_growth, io_buffers=args.io_buffers)
-    if args.json:
-        print(json.dumps(s))
-        return 0
-    gain = 1 - s["after"] / s["before"]
-    print(f"model {s['model']} on {s['target']}: {s['before']} -> {s['after']} instructions ({gain:+.1%} fewer), "
-          f"arena {s['arena_before']} -> {s['arena_after']} B; {s['trials']} trials in {s['seconds']} s "
-          f"({s['jobs']} jobs); global knobs {s['global']}")
-    print(f"records: {records} ({s['kernel_records']} kernel records); model: {records}.model.json; "
-          f"use: tinyfuse compile {args.model} --target {args.target} --tuning-records {records} -o OUT")
-    return 0
+    from .tune.command import cmd_tune as run
+    return run(args)
 
 
 COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "tune": cmd_tune,

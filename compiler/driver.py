@@ -14,7 +14,8 @@ from pathlib import Path
 from ._version import __version__
 from .codegen.emit import emit_sources
 from .codegen.names import model_name
-from .cost.records import load_records
+from .cost.knobs import Knobs
+from .cost.records import apply_global, load_records
 from .errors import TinyfuseError
 from .frontend.detect import model_format
 from .frontend.onnx import from_onnx, load_onnx
@@ -144,7 +145,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   align: int | None = None, rounding: str = "double", kernels: str | None = None,
                   scratch_bytes: int | None = None, tuning_records=None, stateful=(),
                   weights_dtype: str = "float32", realtime: dict | None = None,
-                  io_buffers: str = "arena") -> CompileResult:
+                  io_buffers: str = "arena", ram_limit: int | None = None) -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -155,8 +156,9 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     C everywhere) or one variant name; default: $TINYFUSE_KERNELS, else 'auto'. ``scratch_bytes``
     bounds the working set of a poly-fused kernel (default: the target's scratch budget).
     ``tuning_records`` (a JSON-lines path from ``tinyfuse tune`` or a ``tinyfuse.tune.TuningRecords``)
-    applies the measured best choices: the model's global knobs (poly_fuse on/off, scratch budget)
-    and, per kernel signature, the variant with the fewest measured instructions (compiler/tune.py).
+    builds one measured configuration (``tinyfuse.cost.knobs``: global, per-kernel and per-chain knobs):
+    the recorded choice, or with ``ram_limit`` (bytes of arena + measured stack) the fastest measured
+    build that fits (TinyfuseError naming the smallest measured otherwise; ``cost.records``).
     ``stateful``: (graph input, graph output) name pairs that become persistent state, or their text
     ``"IN=OUT,..."`` (``--stateful``, ``tinyfuse.frontend.stateful_io``: a model exported with explicit
     RNN state I/O).
@@ -176,13 +178,13 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     if stateful:
         from .frontend.stateful_io import mark_stateful, parse_pairs
         ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
-    choose = None
-    if tuning_records is not None:
-        records = load_records(tuning_records)
-        disabled_passes, scratch_bytes = records.apply_global(model_hash, tgt.name, disabled_passes, scratch_bytes)
-        choose = records.chooser(tgt.name)
+    config = load_records(tuning_records).config_for(model_hash, tgt.name, ram_limit) \
+        if tuning_records is not None else None
+    if config is not None:
+        disabled_passes, scratch_bytes = apply_global(config, disabled_passes, scratch_bytes)
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
-                                     rounding, planner, disabled_passes, dump_ir, weights_dtype, io_buffers)
+                                     rounding, planner, disabled_passes, dump_ir, weights_dtype,
+                                     io_buffers=io_buffers)
     if options.io_buffers == "caller" and ir.states:
         raise TinyfuseError("--io-buffers caller: a stateful model keeps its inputs and outputs in the arena "
                             "(<name>_run(arena, state)); compile it with --io-buffers arena")
@@ -191,6 +193,11 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     if options.io_buffers == "caller" and options.max_step_instructions:
         raise TinyfuseError("--max-step-instructions: <name>_step(arena) works on the I/O inside the arena; "
                             "compile it with --io-buffers arena")
+    choose = None
+    if config is not None:
+        knobs = Knobs(config, tgt.name)
+        options = dataclasses.replace(options, knobs=knobs)
+        choose = lambda fn, option: knobs.kernel(fn)      # noqa: E731
     mod = run_pipeline(ir, options)
     result = _lower_and_plan(mod, model_hash, options, placement, choose)
     check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
@@ -258,7 +265,7 @@ def _plan_steps(steps: list[Step], options: CompileOptions) -> None:
 def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, placement: Placement = Placement(),
                     choose=None) -> CompileResult:
     """Lower the fused module under ``options`` and plan its arena. ``choose(fn, option)``: a
-    kernel-variant choice (a ``--kernels`` value) for one group (tuning records), or None."""
+    group's tuning knobs (``cost.knobs``: ``variant``, lowering knobs) or None."""
     func = mod.main
     pool = ConstPool(mod.name)
     computed = {id(p) for p in func.params}
@@ -280,7 +287,7 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     def lower(fn, kname, dry, option):
         k = choose(fn, option) if choose is not None else None
         into = ConstPool(mod.name) if dry else pool
-        opts = options.for_kernels(k) if k else options
+        opts = options.for_group(k) if k else options
         skipping = options.skip_zero_activations and not fn.attrs.get("poly")
         if skipping and (kernel := lower_skip_zero(fn, kname, into, opts.allows("arm_dsp"), option)) is not None:
             return kernel

@@ -13,6 +13,9 @@ frozen object instead of re-resolving a target name or a ``--kernels`` string:
   where to write the IR after each pass;
 - ``io_buffers``: where the model's inputs and outputs live: 'arena' (inside the arena, the default)
   or 'caller' (buffers the caller owns, passed to ``<name>_run``: no arena bytes, never written in place).
+- ``knobs``: the tuning configuration's lookups (``tinyfuse.cost.knobs.Knobs``) or None (no tuning
+  records: every default); ``group_knobs``: the lowering knobs of the one group being lowered
+  (``for_group``), e.g. ``{"block": [2, 2]}``; a kernel family reads those it has.
 
 ``context`` is the per-compilation mutable state (caches keyed by Function identity, pass timings):
 one :class:`CompileContext` per ``resolve`` call, shared by ``for_kernels`` copies of the options.
@@ -82,6 +85,8 @@ class CompileOptions:
     wcet: bool = False                    # --wcet: no data-dependent branches chosen by tinyfuse
     max_step_instructions: int = 0        # --max-step-instructions N: <name>_step pieces of <= N instructions
     io_buffers: str = "arena"
+    knobs: object = field(default=None, compare=False, repr=False)
+    group_knobs: dict = field(default_factory=dict, compare=False, repr=False)
     context: CompileContext = field(default_factory=CompileContext, compare=False, repr=False)
 
     @classmethod
@@ -108,6 +113,13 @@ class CompileOptions:
         """The same options (and context) with the variants of another ``--kernels`` choice (a tuning
         record's per-group variant)."""
         return replace(self, variants=resolve_variants(self.target, kernels))
+
+    def for_group(self, knobs: dict) -> CompileOptions:
+        """The same options (and context) for lowering one group under its tuning knobs: ``variant``
+        (a ``--kernels`` value) and the lowering knobs (``group_knobs``)."""
+        variants = resolve_variants(self.target, knobs["variant"]) if knobs.get("variant") else self.variants
+        return replace(self, variants=variants, group_knobs={k: v for k, v in knobs.items()
+                                                               if k not in ("variant", "inplace")})
 
     def allows(self, variant: str) -> bool:
         """Whether lowering may use ``variant`` (arm_dsp, arm_mve)."""

@@ -1,8 +1,15 @@
 """Tuning records in memory: what ``tinyfuse tune`` measured (JSON lines, format in ``tinyfuse.tune``)
-and the lookups ``compile_model(tuning_records=...)`` applies: the model's global knobs (poly_fuse on/off,
-scratch budget) and, per kernel signature (``cost.features.group_signature``), the variant with the
-fewest measured instructions. Kept apart from ``tinyfuse.tune`` (which compiles and runs trials) so
-the driver does not import the tuner.
+and the one lookup ``compile_model(tuning_records=...)`` needs: the configuration (``cost.knobs``) to
+build. Kept apart from ``tinyfuse.tune`` (which compiles and measures candidates) so the driver does
+not import the tuner.
+
+Which configuration (:meth:`TuningRecords.config_for`), deterministic for given records:
+
+- ``ram_limit`` given (bytes): among the measured builds (``kind: "model"``) of this model and target
+  whose arena + measured stack fit, the fewest instructions (ties: the smaller arena, then the
+  configuration key). None fits: TinyfuseError naming the smallest arena (+ stack) measured.
+- else the last ``choice`` record of this model and target (``tune`` writes the fastest measured build
+  at no more RAM than the default build); none: None (the defaults).
 """
 from __future__ import annotations
 
@@ -10,53 +17,67 @@ import json
 from pathlib import Path
 
 from ..errors import TinyfuseError
-from .features import group_signature
+from .knobs import config_key, normalize
+
+
+def ram_of(rec: dict) -> int:
+    """Arena + measured stack bytes of a ``model`` record (stack 0 when not measured)."""
+    return int(rec["arena_bytes"]) + int(rec.get("ram_stack") or 0)
 
 
 class TuningRecords:
-    """Records in memory (module doc): lookups for the driver, plus forced choices for trials."""
+    """Records in memory (module doc); ``config``: a forced configuration (a tuning candidate)."""
 
-    def __init__(self, records: list[dict] | None = None, forced_global: dict | None = None,
-                 forced_variants: dict | None = None, default_variant: str | None = None):
+    def __init__(self, records: list[dict] | None = None, config: dict | None = None):
         self.records = list(records or [])
-        self.forced_global = forced_global
-        self.forced_variants = forced_variants or {}
-        self.default_variant = default_variant
-        self._best: dict | None = None
+        self.config = config
 
-    def best_variants(self) -> dict[tuple[str, str], str]:
-        """(signature, target) -> the variant knob with the fewest measured instructions."""
-        if self._best is None:
-            cand: dict = {}
-            for r in self.records:
-                if r.get("kind") == "kernel" and r.get("instructions") is not None:
-                    k = (r["sig"], r["target"])
-                    item = (r["instructions"], r["knobs"]["variant"])
-                    cand[k] = min(cand.get(k, item), item)
-            self._best = {k: v[1] for k, v in cand.items()}
-        return self._best
+    def builds(self, model_hash: str, target: str) -> list[dict]:
+        """The measured ``model`` records of one model and target, one per configuration key."""
+        out = {}
+        for r in self.records:
+            if r.get("kind") == "model" and r.get("model_hash") == model_hash and r.get("target") == target \
+                    and r.get("instructions"):
+                out[r.get("config_key") or config_key(_config(r))] = r
+        return [out[k] for k in sorted(out)]
 
-    def apply_global(self, model_hash: str, target: str, disabled, scratch_bytes):
-        """(disabled passes, scratch budget) with the recorded global choice of this model applied."""
-        knobs = self.forced_global
-        if knobs is None:
-            for r in self.records:
-                if r.get("kind") == "choice" and r["model_hash"] == model_hash and r["target"] == target:
-                    knobs = r["knobs"]
-        if knobs is None:
-            return disabled, scratch_bytes
-        disabled = tuple(d for d in disabled if d != "poly_fuse") + (() if knobs["poly_fuse"] else ("poly_fuse",))
-        return disabled, knobs.get("scratch_bytes") if knobs.get("scratch_bytes") is not None else scratch_bytes
+    def config_for(self, model_hash: str, target: str, ram_limit: int | None = None) -> dict | None:
+        """The configuration to build (module doc); None: the defaults."""
+        if self.config is not None:
+            return normalize(self.config)
+        if ram_limit is not None:
+            builds = self.builds(model_hash, target)
+            if not builds:
+                raise TinyfuseError(f"--ram-limit {ram_limit}: the tuning records hold no measured build of this "
+                                    f"model on {target}; run tinyfuse tune first")
+            fits = [r for r in builds if ram_of(r) <= ram_limit]
+            if not fits:
+                small = min(builds, key=lambda r: (ram_of(r), r["instructions"]))
+                raise TinyfuseError(f"--ram-limit {ram_limit} B: no measured build fits; the smallest reachable is "
+                                    f"arena {small['arena_bytes']} B + stack {small.get('ram_stack') or 0} B = "
+                                    f"{ram_of(small)} B")
+            best = min(fits, key=lambda r: (r["instructions"], ram_of(r), r.get("config_key", "")))
+            return normalize(_config(best))
+        chosen = None
+        for r in self.records:
+            if r.get("kind") == "choice" and r.get("model_hash") == model_hash and r.get("target") == target:
+                chosen = _config(r)
+        return normalize(chosen) if chosen is not None else None
 
-    def chooser(self, target: str):
-        """``choose(fn, option)`` for the driver: a variant name for the group, or None (default)."""
-        best = self.best_variants()
 
-        def choose(fn, option):
-            sig = group_signature(fn, target, option.rule if option is not None else None)
-            return self.forced_variants.get(sig) or (None if self.forced_variants else best.get((sig, target))) \
-                or self.default_variant
-        return choose
+def _config(rec: dict) -> dict:
+    """The configuration of a record; records of the earlier format carry ``knobs`` (global knobs only)."""
+    if "config" in rec:
+        return rec["config"]
+    knobs = rec.get("knobs") or {}
+    return {"global": {k: v for k, v in knobs.items() if k in ("poly_fuse", "scratch_bytes")}}
+
+
+def apply_global(config: dict, disabled, scratch_bytes):
+    """(disabled passes, scratch budget) with a configuration's global knobs applied."""
+    glob = normalize(config)["global"]
+    disabled = tuple(d for d in disabled if d != "poly_fuse") + (() if glob["poly_fuse"] else ("poly_fuse",))
+    return disabled, glob["scratch_bytes"] if glob.get("scratch_bytes") is not None else scratch_bytes
 
 
 def load_records(src) -> TuningRecords:
@@ -78,4 +99,4 @@ def load_records(src) -> TuningRecords:
     return TuningRecords(recs)
 
 
-__all__ = ["TuningRecords", "load_records"]
+__all__ = ["TuningRecords", "apply_global", "load_records", "ram_of"]

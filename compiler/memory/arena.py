@@ -20,7 +20,7 @@ from typing import Callable
 from ..ir import Call, Expr, Function, get_op, post_order
 from .inplace import options as inplace_options
 from .planner import Buffer, Plan, plan_memory
-from .schedule import InPlace, KernelGraph, Node, Schedule, best_schedule
+from .schedule import InPlace, KernelGraph, Node, Schedule, best_schedule, given_order
 
 END = 10**9
 
@@ -59,13 +59,15 @@ def view_offsets(func: Function) -> dict[int, int]:
 
 def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=None,
                  cache: dict | None = None, external: frozenset = frozenset(),
-                 no_rules: frozenset = frozenset()) -> tuple[KernelGraph, list[Call]]:
+                 no_rules: frozenset = frozenset(), knobs=None) -> tuple[KernelGraph, list[Call]]:
     """The KernelGraph of a fused main function (nodes in IR post-order) and the calls behind its
     nodes. ``scratch``: id(call) -> scratch bytes of its normal kernel (0 if absent); ``cost`` and
     ``cache`` (the compilation's in-place proof cache): see ``inplace.options``. ``external``: ids
     of parameters and kernel calls whose values live outside the arena (a stateful model's state and
     ring windows, memory/state.py): they take no arena bytes and no kernel writes over them in place.
-    ``no_rules``: in-place rules not to use (step fission: kernels that cannot be sliced)."""
+    ``no_rules``: in-place rules not to use (step fission: kernels that cannot be sliced).
+    ``knobs`` (``cost.knobs.Knobs`` or None): a group whose tuning knob says ``inplace`` False gets no
+    in-place option."""
     root: dict[int, str] = {}
     sizes: dict[str, int] = {}
     for i, p in enumerate(func.params):
@@ -86,6 +88,8 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
             sb = (scratch or {}).get(id(node), est)
             opts = [] if node.op.attrs.get("poly") else inplace_options(node.op, cost, cache=cache)
             opts += [replace(o, scratch=sb) for o in node.op.attrs.get("poly_inplace", [])]   # same kernel
+            if knobs is not None and not knobs.allows_inplace(node.op):
+                opts = []
             opts = [o for o in opts if not shifted.get(id(node.args[o.arg]))   # in place: same start only
                     and root[id(node.args[o.arg])] not in outside and v not in outside and o.rule not in no_rules]
             nodes.append(Node(node.op.attrs.get("name", "kernel"), [root[id(a)] for a in node.args], v,
@@ -104,15 +108,17 @@ def plan_arena(func: Function, lower: Callable, options, inplace: bool = True, c
     trial whose constants must go to a throwaway pool). ``options`` (a CompileOptions): the planner,
     the alignment (bytes) and the compilation's in-place proof cache. ``dry_run`` False: the normal
     kernels need no scratch (portable kernels), so skip the trial lowering that measures it.
-    ``external``: see :func:`kernel_graph`."""
+    ``external``: see :func:`kernel_graph`. ``options.knobs`` (tuning): per-group in-place vetoes and the
+    ``order`` knob (``"ir"``: the IR's order, ``schedule.given_order``)."""
     planner, alignment, cache = options.planner, options.alignment, options.context.inplace_options
+    knobs = options.knobs
     # step fission: the dw_plane kernel and the portable pixel-buffer kernel are not sliced (lower/slicing.py)
     no_rules = frozenset({"dw_plane"} | (set() if options.variants else {"pixel_buffer"})) \
         if options.max_step_instructions else frozenset()
-    g0, calls0 = kernel_graph(func, cache=cache, external=external, no_rules=no_rules)
+    g0, calls0 = kernel_graph(func, cache=cache, external=external, no_rules=no_rules, knobs=knobs)
     scratch = {id(c): lower(c.op, f"dry{i}", True, None).scratch_bytes for i, c in enumerate(calls0)
                if dry_run or c.op.attrs.get("poly")}
-    g, calls = kernel_graph(func, scratch, cost, cache, external, no_rules)
+    g, calls = kernel_graph(func, scratch, cost, cache, external, no_rules, knobs)
     options = [n.inplace for n in g.nodes]
     for n in g.nodes:
         n.inplace = []
@@ -120,7 +126,7 @@ def plan_arena(func: Function, lower: Callable, options, inplace: bool = True, c
     if inplace:
         for n, o in zip(g.nodes, options):
             n.inplace = o
-    sched = best_schedule(g)
+    sched = given_order(g) if knobs is not None and knobs.order == "ir" else best_schedule(g)
     out = _finish(func, g, calls, sched, lower, planner, alignment)
     out.bound_no_inplace = bound
     return out

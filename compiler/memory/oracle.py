@@ -31,10 +31,10 @@ class ArenaOracle:
         self._cache = options.context.inplace_options
 
     def peak(self, main: Function) -> int:
-        return best_schedule(kernel_graph(main, cache=self._cache, external=caller_ids(main, self.options))[0]).peak
+        return best_schedule(kernel_graph(main, cache=self._cache, external=caller_ids(main, self.options), knobs=self.options.knobs)[0]).peak
 
     def hot(self, main: Function) -> tuple[int, set[int]]:
-        g, calls = kernel_graph(main, cache=self._cache, external=caller_ids(main, self.options))
+        g, calls = kernel_graph(main, cache=self._cache, external=caller_ids(main, self.options), knobs=self.options.knobs)
         sched = best_schedule(g)
         step_of = {k: i for i, k in enumerate(sched.order)}
         last = {}

@@ -220,6 +220,12 @@ def _greedy(g: KernelGraph, m: _Model) -> Schedule:
     return Schedule(list(range(m.n)), choice, max(steps + [m.live(0), m.live(done)]), cost, steps, exact=False)
 
 
+def given_order(g: KernelGraph) -> Schedule:
+    """The graph's own (topological, IR) order with each kernel's smallest option: the tuning knob
+    ``order: "ir"`` (``cost.knobs``), the alternative to ``best_schedule``'s memory-first order."""
+    return _greedy(g, _Model(g))
+
+
 def evaluate(g: KernelGraph, order: list[int], choice: dict[int, InPlace]) -> list[int]:
     """Live bytes during each step of a given order and in-place choice (checks the choice is
     applicable: its input dies at that kernel)."""

@@ -18,7 +18,8 @@ only by the set, up to ``max_stages``. Loop (greedy, memory first):
    fused kernel may write its output over a dying parameter (full width only: a later tile still
    reads the input); ``oracle.decide`` (``cost.analytical.decide``, with the variants the options
    allow) keeps it if it lowers the peak by >= 1%, fits the budget and recomputes at most
-   ``max_recompute`` (10%).
+   ``max_recompute`` (10%). Tuning knobs (``options.knobs``, ``cost.knobs``) may veto a candidate
+   (``fuse`` False) or cap its tile width (``tile_w``).
 3. The best option (lowest peak, then fewest estimated instructions) is proven with isl
    (``linebuf.prove``: line-buffer flow and the in-place output); a failed proof drops the option.
    Apply it and repeat until nothing lowers the peak.
@@ -172,6 +173,9 @@ def _tile_widths(ow: int) -> list[int]:
 def _options(main, members, options, oracle, base, rejected, max_recompute=1.10) -> list[dict]:
     """Fusion options of one candidate that the cost model accepts, with their arena peaks."""
     names = "_".join(conv_group(m.op)[2].family for m in members)
+    knob = options.knobs.chain([m.op for m in members]) if options.knobs is not None else {}
+    if knob.get("fuse") is False:           # tuning: this chain stays unfused (cost.knobs)
+        return []
     attrs = {"Primitive": True, "name": f"polyfused_{names}", "poly": {}}
     trial, call = merge(main, members, attrs)
     try:
@@ -183,7 +187,7 @@ def _options(main, members, options, oracle, base, rejected, max_recompute=1.10)
     gF = chain.stages[-1].geo
     for tw in _tile_widths(gF.OW):      # widest first: the first that fits recomputes least
         key = (tuple(id(m) for m in members), tw)
-        if key in rejected:
+        if key in rejected or tw > knob.get("tile_w", tw):
             continue
         try:
             plan = _analyze(chain.stages, tw, options.context.linebuf_plans)

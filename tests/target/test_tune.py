@@ -1,33 +1,58 @@
-"""tinyfuse tune on a tiny model under qemu: records written, compile with them deterministic."""
+"""tinyfuse tune on a tiny int8 model under qemu, candidates as Dask tasks on a 2-worker LocalCluster:
+records streamed, a rerun skips the measured builds, --ram-limit picks from the records (or names the
+smallest arena reachable), compiling from the same records is deterministic."""
 import json
 
+import onnx
+import pytest
+
 from tinyfuse.cli import main as cli_main
+from tinyfuse.cost.records import ram_of
 from tinyfuse.driver import compile_model
+from tinyfuse.errors import TinyfuseError
 from tinyfuse.tune import load_records, tune
+from tests.builders.int8_models import qdq_chain
 from tests.target.conftest import require_tools
-from tests.builders import tiny_mlp
+
+BLOCK = [dict(cout=16, k=1, s=1, dw=False, relu=True), dict(cout=16, k=3, s=1, dw=True, relu=True),
+         dict(cout=8, k=1, s=1, dw=False, relu=False)]
 
 
-def test_tune_tiny_model_writes_records_and_compiles_with_them(tmp_path, capsys):
+def test_tune_on_dask_resumes_and_ram_limit_picks_from_records(tmp_path, capsys):
     require_tools("cortex-m4")
-    path = tiny_mlp(tmp_path / "tiny.onnx")
-    rec = tmp_path / "tiny.jsonl"
-    s = tune(path, "cortex-m4", trials=3, records_path=rec, jobs=1, progress=False)
-    assert s["before"] > 0 and s["trials"] >= 2
-    assert s["after"] <= s["before"]
+    model, _ = qdq_chain((1, 8, 8, 8), BLOCK, seed=1)
+    path = tmp_path / "block.onnx"
+    onnx.save(model, path)
+    rec = tmp_path / "block.jsonl"
+    s = tune(path, "cortex-m4", trials=4, records_path=rec, workers=2, progress=False, out_dir=tmp_path / "out")
+    assert (s["measured"], s["skipped"], s["workers"]) == (4, 0, 2)
     records = load_records(rec).records
-    kinds = {r["kind"] for r in records}
-    assert kinds == {"kernel", "model", "choice"}
+    builds = [r for r in records if r["kind"] == "model"]
+    assert len(builds) == 4 and len({r["config_key"] for r in builds}) == 4
+    assert all(r["instructions"] > 0 and r["ram_stack"] > 0 for r in builds)
     kernels = [r for r in records if r["kind"] == "kernel"]
-    assert all(r["instructions"] > 0 and len(r["sig"]) == 16 for r in kernels)
-    # exact counts: the same signature and knob measured twice gives the same figure
-    by_key = {}
+    by_key = {}                      # exact counts: a kernel measured in two builds counts the same
     for r in kernels:
         by_key.setdefault(r["key"], set()).add(r["instructions"])
     assert all(len(v) == 1 for v in by_key.values())
-    assert (tmp_path / "tiny.jsonl.model.json").exists()
-    a = compile_model(path, target="cortex-m4", tuning_records=rec)
-    b = compile_model(path, target="cortex-m4", tuning_records=str(rec))
-    assert a.files == b.files
-    assert cli_main(["bench", str(path), "--target", "cortex-m4", "--json", "--tuning-records", str(rec)]) == 0
-    assert json.loads(capsys.readouterr().out)["instructions"] == s["after"]
+    assert (tmp_path / "out" / "front.svg").read_text().lstrip().startswith("<?xml")
+    assert s["chosen"]["instructions"] <= s["default"]["instructions"]
+
+    again = tune(path, "cortex-m4", trials=4, records_path=rec, workers=2, progress=False)
+    assert (again["measured"], again["skipped"]) == (0, 4)
+    assert len([r for r in load_records(rec).records if r["kind"] == "model"]) == 4
+
+    smallest = min(builds, key=ram_of)
+    with pytest.raises(TinyfuseError, match=f"smallest reachable is arena {smallest['arena_bytes']} B"):
+        compile_model(path, target="cortex-m4", tuning_records=rec, ram_limit=ram_of(smallest) - 1)
+    fastest = min(builds, key=lambda r: (r["instructions"], ram_of(r), r["config_key"]))
+    a = compile_model(path, target="cortex-m4", tuning_records=rec, ram_limit=10**6)
+    b = compile_model(path, target="cortex-m4", tuning_records=str(rec), ram_limit=10**6)
+    assert a.files == b.files and a.arena_bytes == fastest["arena_bytes"]
+    capsys.readouterr()
+    assert cli_main(["bench", str(path), "--target", "cortex-m4", "--json", "--tuning-records", str(rec),
+                     "--ram-limit", "1M"]) == 0
+    assert json.loads(capsys.readouterr().out)["instructions"] == fastest["instructions"]
+    assert cli_main(["compile", str(path), "--target", "cortex-m4", "--tuning-records", str(rec),
+                     "--ram-limit", str(ram_of(smallest) - 1), "-o", str(tmp_path / "c")]) == 2
+    assert "smallest reachable" in capsys.readouterr().err

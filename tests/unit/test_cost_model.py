@@ -3,6 +3,7 @@ from a compile)."""
 import json
 
 import numpy as np
+import pytest
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
@@ -11,7 +12,10 @@ from tinyfuse.cost.learned import CostModel, fit, holdout_split, spearman
 from tinyfuse.driver import compile_model
 from tinyfuse.ir import Call, Function, post_order
 from tinyfuse.options import first_variant
-from tinyfuse.tune import TuningRecords, load_records
+from tinyfuse.cost.records import TuningRecords, apply_global, load_records
+from tinyfuse.errors import TinyfuseError
+from tinyfuse.tune.pareto import front
+from tinyfuse.tune.ramlimit import parse_bytes
 
 
 def _conv_model(path, c=4, k=8):
@@ -82,35 +86,57 @@ def test_spearman_basics():
     assert abs(spearman([1, 1, 2], [1, 2, 3]) - 0.866) < 1e-3      # ties: average ranks
 
 
-def test_records_choose_the_fewest_instructions_whatever_the_order(tmp_path):
-    recs = [{"kind": "kernel", "sig": "s1", "target": "cortex-m4", "knobs": {"variant": "ref"}, "instructions": 90},
-            {"kind": "kernel", "sig": "s1", "target": "cortex-m4", "knobs": {"variant": "arm_dsp"}, "instructions": 50},
-            {"kind": "kernel", "sig": "s2", "target": "cortex-m4", "knobs": {"variant": "arm_dsp"}, "instructions": 7},
-            {"kind": "kernel", "sig": "s2", "target": "cortex-m4", "knobs": {"variant": "ref"}, "instructions": 7},
-            {"kind": "choice", "model_hash": "h", "target": "cortex-m4", "knobs": {"poly_fuse": False,
-                                                                                    "scratch_bytes": 4096}}]
+def _build(key, arena, stack, instructions, changes=()):
+    return {"kind": "model", "model_hash": "h", "target": "cortex-m4", "config_key": key,
+            "config": {"global": {"order": "ir"}} if changes else {}, "arena_bytes": arena, "ram_stack": stack,
+            "instructions": instructions, "changes": list(changes)}
+
+
+def test_records_choose_the_fastest_build_that_fits_whatever_the_order(tmp_path):
+    """--ram-limit picks the fewest instructions among measured builds with arena + stack <= limit; the
+    choice record is the default; too small a limit names the smallest reachable arena + stack."""
+    recs = [_build("a", 8000, 200, 900), _build("b", 16000, 200, 600, ["x"]), _build("c", 16000, 200, 600, ["y"]),
+            {"kind": "choice", "model_hash": "h", "target": "cortex-m4",
+             "knobs": {"poly_fuse": False, "scratch_bytes": 4096}}]
     for order in (recs, recs[::-1]):
         p = tmp_path / "r.jsonl"
         p.write_text("".join(json.dumps(r) + "\n" for r in order))
         r = load_records(p)
-        assert r.best_variants() == {("s1", "cortex-m4"): "arm_dsp", ("s2", "cortex-m4"): "arm_dsp"}  # tie: name
-        assert r.apply_global("h", "cortex-m4", ("poly_fuse",), None) == (("poly_fuse",), 4096)
-        assert r.apply_global("other", "cortex-m4", (), None) == ((), None)
-    assert TuningRecords([]).chooser("cortex-m4") is not None
+        assert r.config_for("h", "cortex-m4", 8200)["global"]["order"] == "memory"       # only "a" fits
+        assert r.config_for("h", "cortex-m4", 16200)["global"]["order"] == "ir"          # b/c tie: key "b"
+        g = r.config_for("h", "cortex-m4")["global"]                                    # earlier-format choice
+        assert (g["poly_fuse"], g["scratch_bytes"]) == (False, 4096)
+        assert apply_global(r.config_for("h", "cortex-m4"), ("poly_fuse",), None) == (("poly_fuse",), 4096)
+        with pytest.raises(TinyfuseError, match="smallest reachable is arena 8000 B [+] stack 200 B = 8200 B"):
+            r.config_for("h", "cortex-m4", 8199)
+    assert TuningRecords([]).config_for("other", "cortex-m4") is None
+
+
+def test_parse_ram_limit_and_pareto_front():
+    assert (parse_bytes("24K"), parse_bytes("1M"), parse_bytes("8000"), parse_bytes("6k")) == (24576, 1 << 20, 8000,
+                                                                                               6144)
+    with pytest.raises(TinyfuseError, match="--ram-limit 2X"):
+        parse_bytes("2X")
+    builds = [_build("a", 100, 0, 50), _build("b", 200, 0, 40, ["x"]), _build("c", 200, 0, 60, ["y"]),
+              _build("d", 300, 0, 40, ["z"]), _build("e", 50, 0, 90, ["w"])]
+    assert [r["config_key"] for r in front(builds)] == ["e", "a", "b"]
 
 
 def test_compile_with_records_is_deterministic(tmp_path):
+    """The same records give the same build; a recorded configuration forcing one kernel's variant
+    (cost.knobs) reaches its lowering; the empty configuration is the default build byte for byte."""
     path = _conv_model(tmp_path / "m.onnx")
     base = compile_model(path, target="cortex-m4")
     sig = group_signature(base.steps[0].call.op, "cortex-m4")
     other = "ref" if base.steps[0].kernel.variant != "ref" else "arm_dsp"
-    recs = [{"kind": "kernel", "sig": sig, "target": "cortex-m4", "knobs": {"variant": other}, "instructions": 1},
-            {"kind": "kernel", "sig": sig, "target": "cortex-m4", "knobs": {"variant": base.steps[0].kernel.variant},
-             "instructions": 2}]
+    recs = [{"kind": "choice", "model_hash": base.model_hash, "target": "cortex-m4",
+             "config": {"kernels": {sig: {"variant": other}}}}]
     a = compile_model(path, target="cortex-m4", tuning_records=recs)
-    b = compile_model(path, target="cortex-m4", tuning_records=list(reversed(recs)))
+    b = compile_model(path, target="cortex-m4", tuning_records=list(recs))
     assert a.files == b.files
     assert a.steps[0].kernel.variant == other or other == "arm_dsp"   # arm_dsp may decline a group: then ref
+    empty = [{"kind": "choice", "model_hash": base.model_hash, "target": "cortex-m4", "config": {}}]
+    assert compile_model(path, target="cortex-m4", tuning_records=empty).files == base.files
 
 
 def _unfused_by_hand(call, variant):

@@ -1,0 +1,155 @@
+"""tinyfuse tune: search the knobs (``cost.knobs``) for the fastest build per RAM, measured under qemu on Dask.
+
+Search space (``tune.space``): per kernel in-place or not and its variant, per poly-fused chain fuse
+or not and its tile width, per graph poly_fuse, the scratch budget and the kernel order. The learned
+cost model proposes, qemu measures the top-k of each round, the model is refit (``tune.search``).
+Candidates are Dask tasks (``tune.cluster``: a LocalCluster of ``workers`` processes, or an existing
+cluster at ``scheduler``). Records (JSON lines, appended as results arrive; a rerun skips the
+configurations already measured)::
+
+    {"kind": "kernel", "key": record_key(sig, knobs), "sig": group_signature(fn, target, rule),
+     "target": "cortex-m4", "knobs": {"variant": "arm_dsp", "rule": null}, "instructions": 1591831,
+     "features": {...}, ...}
+    {"kind": "model", "model_hash": ..., "target": ..., "config": {...}, "config_key": ..., "changes": [...],
+     "moves": [...], "instructions": ..., "arena_bytes": ..., "ram_stack": ..., "seconds": ..., "worker": ...}
+    {"kind": "choice", "model_hash": ..., "target": ..., "config": {...}, "config_key": ...}
+    {"kind": "failed", "config_key": ..., "error": "..."}
+
+The choice is the fastest measured build whose arena + stack is at most the default build's (memory
+first); ``compile --tuning-records F`` builds it, ``--ram-limit X`` the fastest measured that fits
+(``cost.records``). The learned model is written beside the records (``<records>.model.json``); the
+Pareto front (RAM vs instructions) as ``front.md`` and ``front.svg`` into ``out_dir``.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from ..cost.knobs import normalize
+from ..cost.learned import fit
+from ..cost.records import TuningRecords, load_records, ram_of
+from ..errors import TinyfuseError
+from .pareto import front, front_table, plot_front
+from .search import Predictor, Search, compile_round, dumps, measure_round, moves_from, safe_task, select
+
+
+def tune(model, target: str, trials: int = 16, records_path=None, workers: int | None = None,
+         scheduler: str | None = None, seed: int = 0, topk: int | None = None, pool: int | None = None,
+         ram_limit: int | None = None, out_dir=None, progress: bool = True, timeout: float = 600) -> dict:
+    """Search until the records hold ``trials`` measured builds of ``model`` on ``target`` (module doc).
+    Returns a summary: default and chosen builds, the front, candidates measured now and skipped
+    (already in the records), seconds, candidates per second. TinyfuseError for a host target, a
+    missing Dask, or (``ram_limit``) no measured build that fits."""
+    from ..targets import get_target
+    from .cluster import dask_client
+    from .measure import compile_candidate
+    tgt = get_target(target)
+    if tgt.is_host:
+        raise TinyfuseError("tune measures instructions under qemu: choose a Cortex-M or RISC-V --target")
+    model = str(Path(model).resolve())
+    old = load_records(records_path).records if records_path and Path(records_path).is_file() else []
+    default = compile_candidate(model, tgt.name, normalize({}))
+    search = Search(model, tgt.name, default, seed)
+    for r in TuningRecords(old).builds(default["model_hash"], tgt.name):
+        search.measured[r["config_key"]] = r
+        search.changes[r["config_key"]] = moves_from(r.get("moves", []))
+        search.add_moves(search.changes[r["config_key"]])
+    skipped = len(search.measured)
+    kernel_recs = [r for r in old if r.get("kind") == "kernel"]
+    writer = _writer(records_path)
+    with dask_client(workers, scheduler) as (client, n):
+        t0 = time.perf_counter()                # the search, without starting the cluster
+        topk = topk or 2 * n
+        pool = pool or 2 * topk
+        bar = _progress(trials, f"tune {default['model']}", skipped, progress)
+        if search.default_key not in search.measured:
+            search.compiled[search.default_key] = default
+            kernel_recs += measure_round(client, search, [(search.default_key, 0.0)], writer, bar, safe_task,
+                                         timeout)
+        if search.default_key not in search.measured:
+            raise TinyfuseError(f"tune: the default build of {default['model']} could not be measured")
+        for _ in range(10 * trials):             # rounds whose proposals all repeat a measured build measure none
+            if len(search.measured) >= trials:
+                break
+            base = search.measured[search.default_key]
+            pts = front(list(search.measured.values()))
+            props = search.proposals(pool, pts)
+            compile_round(client, search, props, safe_task)
+            glue = base["instructions"] - sum(k.get("instructions", 0) for k in _default_kernels(kernel_recs, default))
+            chosen = select(search, Predictor(kernel_recs, glue), pts, min(topk, trials - len(search.measured)),
+                            base.get("ram_stack") or 0, ram_limit)
+            if not chosen and not props:         # the space is exhausted
+                break
+            if chosen:
+                kernel_recs += measure_round(client, search, chosen, writer, bar, safe_task, timeout)
+            bar.set_postfix(best=min(r["instructions"] for r in search.measured.values()),
+                            front=len(front(list(search.measured.values()))))
+        bar.close()
+    seconds = time.perf_counter() - t0
+    return _finish(search, default, records_path, writer, out_dir, ram_limit, skipped, seconds, n, kernel_recs)
+
+
+def _finish(search, default, records_path, writer, out_dir, ram_limit, skipped, seconds, n, kernel_recs) -> dict:
+    builds = sorted(search.measured.values(), key=lambda r: r["config_key"])
+    base = search.measured[search.default_key]
+    pts = front(builds)
+    same_ram = [r for r in builds if ram_of(r) <= ram_of(base)]
+    best = min(same_ram, key=lambda r: (r["instructions"], ram_of(r), bool(r.get("changes")), r["config_key"]))
+    writer({"kind": "choice", "model_hash": base["model_hash"], "model": base["model"], "target": base["target"],
+            "config": best["config"], "config_key": best["config_key"], "changes": best.get("changes", [])})
+    recs = sorted((r for r in kernel_recs if r.get("instructions")), key=lambda r: r["key"])
+    if records_path and len(recs) >= 2:
+        model = fit([r["features"] for r in recs], [r["instructions"] for r in recs])
+        Path(str(records_path) + ".model.json").write_text(model.to_json())
+    table = front_table(pts, base)
+    if out_dir:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        (Path(out_dir) / "front.md").write_text(table + "\n")
+        plot_front(builds, pts, Path(out_dir) / "front.svg", f"{base['model']} on {base['target']}")
+    measured_now = len(builds) - skipped
+    out = {"model": base["model"], "target": base["target"], "default": _brief(base), "chosen": _brief(best),
+           "front": [_brief(r) for r in pts], "front_table": table, "measured": measured_now, "skipped": skipped,
+           "failed": len(search.failed), "seconds": round(seconds, 1), "workers": n,
+           "candidates_per_second": round(measured_now / seconds, 3) if seconds > 0 else None,
+           "gain_at_default_ram": round(1 - best["instructions"] / base["instructions"], 4)}
+    if ram_limit is not None:
+        out["ram_limit"] = _brief(_fastest(builds, ram_limit))
+    return out
+
+
+def _fastest(builds: list[dict], ram_limit: int) -> dict:
+    fits = [r for r in builds if ram_of(r) <= ram_limit]
+    if not fits:
+        small = min(builds, key=ram_of)
+        raise TinyfuseError(f"--ram-limit {ram_limit} B: no measured build fits; the smallest reachable is arena "
+                            f"{small['arena_bytes']} B + stack {small.get('ram_stack') or 0} B = {ram_of(small)} B")
+    return min(fits, key=lambda r: (r["instructions"], ram_of(r), r["config_key"]))
+
+
+def _brief(r: dict) -> dict:
+    return {k: r.get(k) for k in ("config_key", "arena_bytes", "ram_stack", "instructions", "changes")}
+
+
+def _default_kernels(kernel_recs, default) -> list[dict]:
+    keys = {k["key"] for k in default["kernels"]}
+    by = {r["key"]: r for r in kernel_recs if r["key"] in keys}
+    return list(by.values())
+
+
+def _writer(records_path):
+    """Append records (JSON lines) to ``records_path`` as they arrive (flushed: a killed run resumes)."""
+    def write(*recs):
+        if records_path:
+            with open(records_path, "a") as f:
+                for r in recs:
+                    f.write(dumps(r) + "\n")
+    return write
+
+
+def _progress(total: int, desc: str, initial: int, enabled: bool):
+    from tqdm import tqdm
+    return tqdm(total=total, initial=initial, desc=desc, unit="cand", file=sys.stderr, disable=not enabled)
+
+
+__all__ = ["TuningRecords", "load_records", "tune"]

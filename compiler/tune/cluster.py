@@ -1,0 +1,58 @@
+"""Where candidates run: a ``dask.distributed`` Client (the ``tune`` extra: ``pip install tinyfuse[tune]``).
+
+- ``scheduler`` given (``tcp://host:port``): an existing cluster; its workers need tinyfuse, the cross
+  toolchains and qemu, and read the model from the same path;
+- else a ``dask.distributed.LocalCluster`` of ``workers`` single-threaded worker processes (default:
+  one per core), started here and closed with the client.
+
+Each candidate is one Dask task (``client.submit``); results stream back with ``as_completed``.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+from ..errors import TinyfuseError
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise TinyfuseError("tinyfuse tune measures candidates on Dask: install it with "
+                            "`pip install 'tinyfuse[tune]'` (dask and distributed)") from None
+    return distributed
+
+
+@contextlib.contextmanager
+def dask_client(workers: int | None = None, scheduler: str | None = None):
+    """A Client on an existing scheduler or on a LocalCluster of ``workers`` processes (module doc);
+    yields (client, number of workers)."""
+    distributed = _distributed()
+    if scheduler:
+        try:
+            client = distributed.Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as e:
+            raise TinyfuseError(f"--scheduler {scheduler}: cannot connect ({e})") from None
+        try:
+            yield client, len(client.scheduler_info().get("workers", {})) or 1
+        finally:
+            client.close()
+        return
+    n = workers or os.cpu_count() or 1
+    cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                       silence_logs=40)
+    client = distributed.Client(cluster)
+    try:
+        yield client, n
+    finally:
+        client.close()
+        cluster.close()
+
+
+def as_completed(futures):
+    """dask.distributed.as_completed over ``futures`` (results as they finish)."""
+    return _distributed().as_completed(futures)
+
+
+__all__ = ["as_completed", "dask_client"]

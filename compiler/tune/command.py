@@ -1,0 +1,66 @@
+"""The command line of ``tinyfuse tune`` (``tinyfuse.cli`` registers it) and the ``--ram-limit`` help."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+RAM_LIMIT_HELP = ("RAM budget in bytes (K = 1024, M = 1024 K), e.g. 24K: with --tuning-records, the fastest "
+                  "measured build whose arena + measured stack fits; without, the fastest build predicted by the "
+                  "cost model (--cost-model, else the analytical estimate) whose arena + a 256 B stack estimate "
+                  "fits; an error names the smallest arena reachable")
+
+
+def add_parser(sub, epilog: dict, qemu_targets: list[str]) -> None:
+    """The ``tune`` subcommand (module doc of ``tinyfuse.tune``)."""
+    t = sub.add_parser("tune", help="search kernel/chain/graph knobs, measured under qemu on Dask: tuning records, "
+                       "Pareto front of RAM vs instructions", **epilog)
+    t.add_argument("model", help="an .onnx or .tflite file")
+    t.add_argument("--target", required=True, choices=qemu_targets, metavar="TARGET",
+                   help=f"a qemu target: {', '.join(qemu_targets)}")
+    t.add_argument("--trials", type=int, default=16, help="measured builds the records should hold (default 16; "
+                   "a rerun with the same records resumes and skips the builds already measured)")
+    t.add_argument("--records", metavar="FILE", help="JSON-lines file the records are appended to "
+                   "(default <model stem>.<target>.tune.jsonl)")
+    t.add_argument("--workers", type=int, default=None, help="Dask LocalCluster worker processes (default: one "
+                   "per core)")
+    t.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="an existing Dask scheduler (its workers need "
+                   "tinyfuse, the cross toolchains and qemu) instead of a LocalCluster")
+    t.add_argument("--topk", type=int, default=None, help="candidates measured per round (default: 2 x workers)")
+    t.add_argument("--ram-limit", metavar="BYTES", help="measure only candidates whose arena + the default's "
+                   "measured stack fits, and report the fastest measured build that fits (K/M suffixes)")
+    t.add_argument("--out", metavar="DIR", help="write the Pareto front there (front.md, front.svg)")
+    t.add_argument("--seed", type=int, default=0, help="seed of the proposals (default 0)")
+    t.add_argument("--json", action="store_true", help="print one JSON object")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
+    t.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def cmd_tune(args) -> int:
+    from . import tune
+    from .ramlimit import parse_bytes
+    records = args.records or f"{Path(args.model).stem}.{args.target}.tune.jsonl"
+    s = tune(args.model, args.target, trials=args.trials, records_path=records, workers=args.workers,
+             scheduler=args.scheduler, seed=args.seed, topk=args.topk,
+             ram_limit=parse_bytes(args.ram_limit) if args.ram_limit else None, out_dir=args.out,
+             progress=not args.no_progress and not args.json)
+    if args.json:
+        print(json.dumps(s))
+        return 0
+    d, c = s["default"], s["chosen"]
+    print(f"model {s['model']} on {s['target']}: {s['measured']} builds measured, {s['skipped']} already in the "
+          f"records, {s['failed']} failed; {s['seconds']} s on {s['workers']} workers "
+          f"({s['candidates_per_second']} candidates/s)")
+    print(f"default: arena {d['arena_bytes']} B, {d['instructions']} instructions; at no more RAM: "
+          f"arena {c['arena_bytes']} B, {c['instructions']} instructions ({s['gain_at_default_ram']:+.1%} fewer)")
+    if "ram_limit" in s:
+        r = s["ram_limit"]
+        print(f"--ram-limit {args.ram_limit}: arena {r['arena_bytes']} B + stack {r['ram_stack']} B, "
+              f"{r['instructions']} instructions ({'; '.join(r['changes']) or 'default'})")
+    print("Pareto front (arena + stack vs instructions):")
+    print(s["front_table"])
+    print(f"records: {records}; use: tinyfuse compile {args.model} --target {args.target} --tuning-records "
+          f"{records} [--ram-limit BYTES] -o OUT")
+    return 0
+
+
+__all__ = ["RAM_LIMIT_HELP", "add_parser", "cmd_tune"]

@@ -1,0 +1,63 @@
+"""The Pareto front of measured builds: RAM (arena + measured stack, bytes) against instructions.
+
+A build is on the front when no other build has both no more RAM and no more instructions with one
+of them strictly less. ``front(builds)`` sorts it by RAM (ascending; instructions then descend);
+``front_table`` renders it as a markdown table, ``plot_front`` as an SVG (matplotlib, the ``plots``
+extra) with every measured build in grey and the front as a step line.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..cost.records import ram_of
+
+
+def front(builds: list[dict]) -> list[dict]:
+    """The non-dominated ``model`` records, by RAM ascending (ties: the default build, then the
+    configuration key)."""
+    ordered = sorted(builds, key=lambda r: (ram_of(r), r["instructions"], bool(r.get("changes")),
+                                            r.get("config_key", "")))
+    out, best = [], None
+    for r in ordered:
+        if best is None or r["instructions"] < best:
+            out.append(r)
+            best = r["instructions"]
+    return out
+
+
+def front_table(points: list[dict], default: dict | None = None) -> str:
+    """Markdown: arena, stack, RAM, instructions (and against the default build), knobs changed."""
+    lines = ["| arena B | stack B | arena+stack B | instructions | vs default | knobs changed |",
+             "|---:|---:|---:|---:|---:|---|"]
+    for r in points:
+        vs = f"{r['instructions'] / default['instructions'] - 1:+.1%}" if default else ""
+        changes = "; ".join(r.get("changes") or []) or "(default)"
+        lines.append(f"| {r['arena_bytes']} | {r.get('ram_stack') or 0} | {ram_of(r)} | {r['instructions']} | {vs} "
+                     f"| {changes} |")
+    return "\n".join(lines)
+
+
+def plot_front(builds: list[dict], points: list[dict], path: str | Path, title: str) -> Path:
+    """SVG of every build (grey) and the front (step line); returns the path."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.scatter([ram_of(r) for r in builds], [r["instructions"] for r in builds], s=12, c="0.7",
+               label="measured builds")
+    ax.step([ram_of(r) for r in points], [r["instructions"] for r in points], where="post", c="C0", marker="o",
+            label="Pareto front")
+    ax.set_xlabel("arena + stack (bytes)")
+    ax.set_ylabel("instructions per inference")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, format="svg")
+    plt.close(fig)
+    return path
+
+
+__all__ = ["front", "front_table", "plot_front"]
