@@ -185,14 +185,9 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
                                      rounding, planner, disabled_passes, dump_ir, weights_dtype,
                                      io_buffers=io_buffers)
-    if options.io_buffers == "caller" and ir.states:
-        raise TinyfuseError("--io-buffers caller: a stateful model keeps its inputs and outputs in the arena "
-                            "(<name>_run(arena, state)); compile it with --io-buffers arena")
     if realtime:
         options = realtime_options(options, ir, **realtime)
-    if options.io_buffers == "caller" and options.max_step_instructions:
-        raise TinyfuseError("--max-step-instructions: <name>_step(arena) works on the I/O inside the arena; "
-                            "compile it with --io-buffers arena")
+    _check_io_buffers(options, ir)
     choose = None
     if config is not None:
         knobs = Knobs(config, tgt.name)
@@ -202,6 +197,19 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     result = _lower_and_plan(mod, model_hash, options, placement, choose)
     check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
     return result
+
+
+def _check_io_buffers(options: CompileOptions, ir: IRModule) -> None:
+    """TinyfuseError for ``--io-buffers caller`` with a stateful model (its ``_run(arena, state)`` keeps
+    the arena form) or with step fission (``<name>_step(arena)`` works on the I/O inside the arena)."""
+    if options.io_buffers != "caller":
+        return
+    if ir.states:
+        raise TinyfuseError("--io-buffers caller: a stateful model keeps its inputs and outputs in the arena "
+                            "(<name>_run(arena, state)); compile it with --io-buffers arena")
+    if options.max_step_instructions:
+        raise TinyfuseError("--max-step-instructions: <name>_step(arena) works on the I/O inside the arena; "
+                            "compile it with --io-buffers arena")
 
 
 def realtime_options(options: CompileOptions, ir: IRModule, skip_zero_activations: bool = False, wcet: bool = False,
