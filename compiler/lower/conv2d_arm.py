@@ -1,8 +1,9 @@
 """int8 conv2d (groups = 1) for Arm cores with SIMD: the arm_dsp (SMLAD) and arm_mve (Helium) variants
 of qnn.conv2d. Depthwise goes to depthwise_arm; other grouped convs stay on the portable kernel.
 
-isl builds the outer loop nest over output blocks (pixel pairs x channel pairs, plus the odd pixel and
-odd channel tails); the block bodies are the hand-written micro-kernels of
+isl builds the outer loop nest over output blocks (pixel pairs x channel pairs, or x channel quads for
+the arm_dsp reductions up to WIDE_STEPS groups or a multiple of WIDE_BODY, plus the odd pixel and the
+channel tails); the block bodies are the hand-written micro-kernels of
 codegen_templates/conv2d/arm_dsp.c.j2 and arm_mve.c.j2, and every output goes through the group's
 shared Epilogue. 1x1 stride-1 unpadded convs read the int8 input in place with the input offset folded
 into the accumulators' start values; every other conv goes through an im2col column in the arena
@@ -20,7 +21,7 @@ from .simd import (HEADERS, check_flat_operands, check_int8_anchor, fold_offset,
                    swap_middle_pairs)
 
 
-# The direct (pointwise / fully connected) DSP micro-kernel of 2 pixels x WIDE_CHANNELS channels: its
+# The DSP micro-kernel of 2 pixels x WIDE_CHANNELS channels (direct and im2col column modes): its
 # reduction unrolled fully up to WIDE_STEPS groups of 4 taps, else a loop of WIDE_BODY groups when that
 # divides it (a shorter body spills more at the back edge; a longer one costs code), else 2 x 2.
 WIDE_CHANNELS, WIDE_STEPS, WIDE_BODY = 4, 16, 8
@@ -167,12 +168,14 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
         wname = pool.ref(wp, key=("dsp_w", id(anchor))) if wp is not wt else pool.ref(anchor.args[1])
         init = lambda o: "0"  # noqa: E731
     col_bytes = 0 if direct else 4 * K4     # two pixels x K4 int16
-    wide = direct and wide_direct(K4 // 4)      # 2 pixels x 4 channels, each widened word reused across the block
+    wide = wide_direct(K4 // 4)       # 2 pixels x 4 channels, each widened word reused across the block
+    mode = "direct" if direct else "col"
 
     def micro(x, w, inits, npix, nch, outs):
         if wide:
-            return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=WIDE_STEPS, body=WIDE_BODY)
-        return t.block("direct" if direct else "col", npix, nch, K4 // 4, x, g.C, w, K4, inits, outs)
+            return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=WIDE_STEPS, body=WIDE_BODY,
+                                mode=mode)
+        return t.block(mode, npix, nch, K4 // 4, x, g.C, w, K4, inits, outs)
     return blocked_conv(fn, anchor, epi, name, g, order, t, geo=vars(g) | {"K4": K4, "offset": g.offset},
                         direct=direct, col=("int32_t", col_bytes), weights=(wname, K4), init=init,
                         micro=micro, och=WIDE_CHANNELS if wide else 2)
