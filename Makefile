@@ -65,6 +65,7 @@ bench: setup
 	$(VPY) benchmarks/models_host.py
 	$(VPY) benchmarks/targets.py $(BENCH_ARGS)
 	$(VPY) benchmarks/int8_targets.py
+	$(VPY) benchmarks/kernels18.py
 	$(VPY) benchmarks/memory.py
 	$(VPY) benchmarks/io_buffers.py
 	$(VPY) benchmarks/requant_saturation.py

@@ -28,7 +28,7 @@ from pathlib import Path
 from .errors import TinyfuseError
 from .targets import ARENA_ALIGN, Target, get_target
 
-FEATURES = {"arm_mve": "mve", "arm_dsp": "dsp"}      # variant -> Target flag, most capable first
+FEATURES = {"arm_mve": "mve", "arm_dsp": "dsp", "arm_fpu": "vfp"}      # variant -> Target flag, most capable first
 KERNEL_CHOICES = ("auto", "ref", *FEATURES)
 ROUNDINGS = ("double", "single")
 
@@ -51,7 +51,7 @@ def resolve_variants(target: Target, kernels: str = "auto") -> tuple[str, ...]:
 # without importing the kernel families; ``lower.registry.variant`` refuses a registration not
 # declared here, and tests/unit/test_registry.py checks the registered VARIANTS equal it.
 VARIANT_ANCHORS = {"qnn.conv2d": ("arm_mve", "arm_dsp"), "qnn.matmul": ("arm_mve", "arm_dsp"),
-                   "horizontal": ("arm_mve", "arm_dsp")}
+                   "horizontal": ("arm_mve", "arm_dsp"), "nn.conv2d": ("arm_fpu",), "nn.matmul": ("arm_fpu",)}
 
 
 @dataclass

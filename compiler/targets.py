@@ -70,8 +70,10 @@ class Target:
 
     @property
     def features(self) -> frozenset[str]:
-        """The ISA features the core has, by flag name: 'dsp', 'mve', 'fpu'."""
-        return frozenset(f for f, on in (("dsp", self.dsp), ("mve", self.mve), ("fpu", self.fpu)) if on)
+        """The ISA features the core has, by flag name: 'dsp', 'mve', 'fpu', and 'vfp' (an FPU on an Arm
+        core: single-precision VFMA and 32 S registers, what the arm_fpu kernels are written for)."""
+        vfp = self.fpu and self.cc.startswith("arm-")
+        return frozenset(f for f, on in (("dsp", self.dsp), ("mve", self.mve), ("fpu", self.fpu), ("vfp", vfp)) if on)
 
     @property
     def is_host(self) -> bool:

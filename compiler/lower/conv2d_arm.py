@@ -1,8 +1,9 @@
 """int8 conv2d (groups = 1) for Arm cores with SIMD: the arm_dsp (SMLAD) and arm_mve (Helium) variants
 of qnn.conv2d. Depthwise goes to depthwise_arm; other grouped convs stay on the portable kernel.
 
-isl builds the outer loop nest over output blocks (pixel pairs x channel pairs, plus the odd pixel and
-odd channel tails); the block bodies are the hand-written micro-kernels of
+isl builds the outer loop nest over output blocks (pixel pairs x channel pairs, or x channel quads for
+the arm_dsp reductions up to WIDE_STEPS groups or a multiple of WIDE_BODY, plus the odd pixel and the
+channel tails); the block bodies are the hand-written micro-kernels of
 codegen_templates/conv2d/arm_dsp.c.j2 and arm_mve.c.j2, and every output goes through the group's
 shared Epilogue. 1x1 stride-1 unpadded convs read the int8 input in place with the input offset folded
 into the accumulators' start values; every other conv goes through an im2col column in the arena
@@ -20,6 +21,17 @@ from .simd import (HEADERS, check_flat_operands, check_int8_anchor, fold_offset,
                    swap_middle_pairs)
 
 
+# The DSP micro-kernel of 2 pixels x WIDE_CHANNELS channels (direct and im2col column modes): its
+# reduction unrolled fully up to WIDE_STEPS groups of 4 taps, else a loop of WIDE_BODY groups when that
+# divides it (a shorter body spills more at the back edge; a longer one costs code), else 2 x 2.
+WIDE_CHANNELS, WIDE_STEPS, WIDE_BODY = 4, 16, 8
+
+
+def wide_direct(steps: int) -> bool:
+    """Whether a direct-mode reduction of ``steps`` groups of 4 taps takes the wide micro-kernel."""
+    return steps <= WIDE_STEPS or steps % WIDE_BODY == 0
+
+
 def conv_geometry(anchor) -> ConvGeom:
     """The geometry of an int8 NHWC/OHWI qnn.conv2d; Unsupported for anything else."""
     check_int8_anchor(anchor)
@@ -30,13 +42,14 @@ def conv_geometry(anchor) -> ConvGeom:
     return ConvGeom.of_call(anchor)
 
 
-def blocked_statements(N: int, P: int, O: int, col, block, store=None, order: str = "ascending") -> list[Statement]:
-    """isl statements over output blocks of 2 pixels x 2 channels (p flattened over OH*OW), with the
-    odd-pixel and odd-channel tails: col(n, p, npix) fills the scratch (None: no im2col),
+def blocked_statements(N: int, P: int, O: int, col, block, store=None, order: str = "ascending",
+                       och: int = 2) -> list[Statement]:
+    """isl statements over output blocks of 2 pixels x ``och`` channels (p flattened over OH*OW), with
+    the odd-pixel and the O % och channel tails: col(n, p, npix) fills the scratch (None: no im2col),
     block(n, p, o, npix, nch) computes one block, store(n, p, npix) (optional) runs after the last
     channel block of a pixel pair. p and o are C expressions; p is the lower pixel of the pair.
     ``order``: pixel pairs in ascending p (the odd pixel last), or descending (pixel 0 last)."""
-    PP, OP = P // 2, O // 2
+    PP, OP, rest = P // 2, O // och, O % och
     stmts = []
     pair = (f"0 <= n < {N} and 0 <= pp < {PP}", ("n", "pp"))
     last = (f"0 <= n < {N}", ("n",))
@@ -57,10 +70,10 @@ def blocked_statements(N: int, P: int, O: int, col, block, store=None, order: st
         if OP:
             stmts.append(Statement(f"S_blk{tag}", dims + ("op",), f"{dom} and 0 <= op < {OP}", ("n", pos, "1", "op"),
                                    lambda p_of=p_of, npix=npix, **c:
-                                   block(c["n"], p_of(c), affine((c["op"], 2)), npix, 2)))
-        if O % 2:
+                                   block(c["n"], p_of(c), affine((c["op"], och)), npix, och)))
+        if rest:
             stmts.append(Statement(f"S_blk1{tag}", dims, dom, ("n", pos, "2", "0"),
-                                   lambda p_of=p_of, npix=npix, **c: block(c["n"], p_of(c), str(O - 1), npix, 1)))
+                                   lambda p_of=p_of, npix=npix, **c: block(c["n"], p_of(c), str(O - rest), npix, rest)))
         if store is not None:
             stmts.append(Statement(f"S_store{tag}", dims, dom, ("n", pos, "3", "0"),
                                    lambda p_of=p_of, npix=npix, **c: store(c["n"], p_of(c), npix)))
@@ -82,6 +95,12 @@ def block_outputs(epi, out_shape, n: str, p: str, o: str, npix: int, nch: int, t
     return outs
 
 
+def block_inits(init, o: str, nch: int) -> list[str]:
+    """The accumulator start values of a channel block from channel ``o``: init(o), init(o + 1), ...
+    (at least two: the 2-channel micro-kernels take both even when the block has one channel)."""
+    return [init(o)] + [init(affine((o, 1), (str(j), 1))) for j in range(1, max(nch, 2))]
+
+
 def inplace_buffer(g, fn, order, col_bytes: int):
     """For a pixel-buffer in-place kernel (``order`` set): (C name of the 2-pixel output buffer in the
     scratch after ``col_bytes`` of columns, its bytes, store(n, p, npix)). (None, 0, None) otherwise."""
@@ -97,7 +116,7 @@ def inplace_buffer(g, fn, order, col_bytes: int):
 
 
 def blocked_conv(fn, anchor, epi, name, g, order, t, *, geo: dict, direct: bool, col: tuple[str, int],
-                 weights: tuple[str, int], init, micro) -> Kernel:
+                 weights: tuple[str, int], init, micro, och: int = 2) -> Kernel:
     """The int8 conv (groups 1) kernel over output blocks of 2 pixels x 2 channels (blocked_statements),
     shared by the arm_dsp and arm_mve variants; only the micro-kernel differs.
 
@@ -119,11 +138,10 @@ def blocked_conv(fn, anchor, epi, name, g, order, t, *, geo: dict, direct: bool,
     def block(n, p, o, npix, nch):
         x = f"p0 + {affine((n, g.P * g.C), (p, g.C))}" if direct else f"(const {col[0]} *)scratch"
         w = f"{wname} + {affine((o, wk))}" if o != "0" else wname
-        return micro(x, w, [init(o), init(affine((o, 1), ("1", 1)))], npix, nch,
-                     block_outputs(epi, out_shape, n, p, o, npix, nch, tmp))
+        return micro(x, w, block_inits(init, o, nch), npix, nch, block_outputs(epi, out_shape, n, p, o, npix, nch, tmp))
 
     macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.K, None if direct else im2col, block, store,
-                                                  order or "ascending"))
+                                                  order or "ascending", och))
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
                   macs=g.N * g.P * g.K * g.reduction, scratch_bytes=scratch, headers=list(HEADERS))
 
@@ -149,12 +167,18 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
             wp = swap_middle_pairs(wp)
         wname = pool.ref(wp, key=("dsp_w", id(anchor))) if wp is not wt else pool.ref(anchor.args[1])
         init = lambda o: "0"  # noqa: E731
-    mode = "direct" if direct else "col"
     col_bytes = 0 if direct else 4 * K4     # two pixels x K4 int16
+    wide = wide_direct(K4 // 4)       # 2 pixels x 4 channels, each widened word reused across the block
+    mode = "direct" if direct else "col"
+
+    def micro(x, w, inits, npix, nch, outs):
+        if wide:
+            return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=WIDE_STEPS, body=WIDE_BODY,
+                                mode=mode)
+        return t.block(mode, npix, nch, K4 // 4, x, g.C, w, K4, inits, outs)
     return blocked_conv(fn, anchor, epi, name, g, order, t, geo=vars(g) | {"K4": K4, "offset": g.offset},
                         direct=direct, col=("int32_t", col_bytes), weights=(wname, K4), init=init,
-                        micro=lambda x, w, inits, npix, nch, outs:
-                        t.block(mode, npix, nch, K4 // 4, x, g.C, w, K4, inits, outs))
+                        micro=micro, och=WIDE_CHANNELS if wide else 2)
 
 
 @variant("arm_mve", "qnn.conv2d")
@@ -175,4 +199,5 @@ def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
                         t.block(npix, nch, g.reduction, x, xs, w, g.reduction, inits, outs))
 
 
-__all__ = ["block_outputs", "blocked_statements", "conv_geometry", "inplace_buffer"]
+__all__ = ["WIDE_BODY", "WIDE_CHANNELS", "WIDE_STEPS", "block_inits", "block_outputs", "blocked_statements",
+           "conv_geometry", "inplace_buffer", "wide_direct"]

@@ -11,7 +11,7 @@ import numpy as np
 from ..codegen.templates import template
 from ..ir import Constant
 from ..poly import loops_to_c
-from .conv2d_arm import blocked_statements
+from .conv2d_arm import WIDE_BODY, WIDE_CHANNELS, WIDE_STEPS, block_inits, blocked_statements, wide_direct
 from .kernel import Kernel, affine, flat_index
 from .registry import variant
 from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require
@@ -48,9 +48,9 @@ def transposed_weights(pool, b) -> str:
     return pool.ref(np.ascontiguousarray(np.swapaxes(b.value, -1, -2)), key=("T", id(b)))
 
 
-def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit) -> Kernel:
-    """Fully connected as 2-row x 2-column output blocks; ``emit(t, x, w, inits, outputs, npix, nch, K)``
-    prints one block with the variant's micro-kernel (the only part DSP and Helium differ in)."""
+def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit, och=lambda K: 2) -> Kernel:
+    """Fully connected as 2-row x ``och(K)``-column output blocks; ``emit(t, x, w, inits, outputs, npix,
+    nch, K)`` prints one block with the variant's micro-kernel (the only part DSP and Helium differ in)."""
     require(order is None, "no in-place matmul kernel")
     R, K, N, offset = fc_geometry(anchor, epi)
     b = anchor.args[1]
@@ -62,10 +62,9 @@ def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit)
     def block(n, r, o, npix, nch):
         x = f"p0 + {affine((r, K))}" if r != "0" else "p0"
         w = f"{wname} + {affine((o, K))}" if o != "0" else wname
-        return emit(t, x, w, [init(o), init(affine((o, 1), ("1", 1)))],
-                    row_outputs(epi, out_shape, r, o, npix, nch), npix, nch, K)
+        return emit(t, x, w, block_inits(init, o, nch), row_outputs(epi, out_shape, r, o, npix, nch), npix, nch, K)
 
-    macros, loops = loops_to_c(blocked_statements(1, R, N, None, block))
+    macros, loops = loops_to_c(blocked_statements(1, R, N, None, block, och=och(K)))
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
                   macs=R * N * K, headers=list(HEADERS))
 
@@ -73,9 +72,13 @@ def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit)
 @variant("arm_dsp", "qnn.matmul")
 def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
     def emit(t, x, w, inits, outs, npix, nch, K):   # SMLAD over 4 taps at a time, then the K % 4 tail
+        if wide_direct(K // 4):                     # 2 rows x 4 columns (conv2d_arm.WIDE_CHANNELS)
+            tail = t.wide_tail(npix, nch, K % 4, K, K) if K % 4 else None
+            return t.wide_block(npix, nch, K // 4, x, K, w, K, inits, outs, tail, WIDE_STEPS, WIDE_BODY)
         tail = t.tail_direct(npix, nch, K % 4, K, K) if K % 4 else None
         return t.block(npix, nch, K // 4, x, K, w, K, inits, outs, tail)
-    return _blocked_fc(fn, anchor, epi, pool, name, order, "matmul/arm_dsp.c.j2", emit)
+    return _blocked_fc(fn, anchor, epi, pool, name, order, "matmul/arm_dsp.c.j2", emit,
+                       lambda K: WIDE_CHANNELS if wide_direct(K // 4) else 2)
 
 
 @variant("arm_mve", "qnn.matmul")

@@ -39,7 +39,7 @@ def _foldable(e, variants) -> bool:
     if _is(e, *POOLS):
         return e.attrs["layout"] == "NHWC" and e.attrs["input_layout"] is None
     return (_is(e, *CONVS) and e.attrs["data_layout"] == "NHWC" and e.attrs["input_layout"] is None
-            and first_variant(e.op, variants) == "ref")
+            and first_variant(e.op, variants) in ("ref", "arm_fpu"))   # arm_fpu declines an NCHW input
 
 
 def fold_input_transpose(mod: IRModule, options) -> IRModule:

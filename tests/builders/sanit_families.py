@@ -41,7 +41,7 @@ DSP_TARGETS = ("host", "cortex-m4")              # depthwise: arm_dsp only (cort
 # the models with SIMD anchors, compiled for the Arm targets too (every other model: host only)
 ARM_TARGETS = {"q_conv_relu6": SIMD_TARGETS, "q_conv_s2_valid": SIMD_TARGETS, "q_dw_mult2_s2": DSP_TARGETS,
                "q_fc": SIMD_TARGETS, "q_poly_chain": SIMD_TARGETS, "q_down_block": SIMD_TARGETS,
-               "q_horizontal": SIMD_TARGETS}
+               "q_horizontal": SIMD_TARGETS, "f_gemm_softmax": DSP_TARGETS, "f_fpu_convs": DSP_TARGETS}
 
 
 @dataclass
@@ -122,7 +122,16 @@ def float_models() -> list[FamilyModel]:
         N("Pad", ["c", "p", "v"], ["Y"]), N("Pad", ["B", "p"], ["Y2"])],
         {"A": rand(1, 2, 5, 6), "B": rand(1, 3, 5, 6, seed=1)}, ["Y", "Y2"],
         inits={"p": np.array([0, 0, 1, 2, 0, 0, 2, 1], I64), "v": np.array(0.5, np.float32)})
-    return [conv_pool, dw, gemm, bmm, ln, concat_pad] + _float_more_models()
+    # NHWC convs past the input (so not read through the input's layout): the arm_fpu kernels on cortex-m4,
+    # with a channel tail (6 and 7 outputs), padded taps, a stride-2 depthwise and a pixel tail
+    fpu = _onnx_float("f_fpu_convs", [
+        N("Relu", ["X"], ["r"]), N("Conv", ["r", "W", "B"], ["c"], pads=[1, 1, 1, 1]), N("Relu", ["c"], ["c1"]),
+        N("Conv", ["c1", "Wd"], ["d"], group=6, strides=[2, 2], pads=[1, 1, 1, 1]),
+        N("Conv", ["d", "Wp", "Bp"], ["Y"])],
+        {"X": rand(1, 5, 7, 9)}, ["Y"],
+        inits={"W": rand(6, 5, 3, 3, seed=1), "B": rand(6, seed=2), "Wd": rand(6, 1, 3, 3, seed=3),
+               "Wp": rand(7, 6, 1, 1, seed=4), "Bp": rand(7, seed=5)})
+    return [conv_pool, dw, gemm, fpu, bmm, ln, concat_pad] + _float_more_models()
 
 
 def _float_more_models() -> list[FamilyModel]:

@@ -3,7 +3,9 @@
 Each case is a one-op int8 model (the QDQ twins of tests/c/test_int8_tflm.py, whose TFLM output is
 the oracle) on a shape chosen to break a micro-kernel: odd widths and odd pixel counts (the pixel-pair
 tail), channel counts not a multiple of 4 (the channel tail, the natural-order im2col), depthwise
-multiplier 3, stride 2 with TF SAME's asymmetric 0/1 padding, dilation 2, batch 2, a reduction length
+multiplier 3, stride 2 with TF SAME's asymmetric 0/1 padding, a 1x1 reduction long enough for the
+unrolled loop plus its rest (and a one-channel tail of the 4-channel block), a 3x3 im2col reduction long
+enough for the 2x4 kernel's loop, dilation 2, batch 2, a reduction length
 not a multiple of 4 or 16. Every case runs three times under qemu: arm_dsp kernels on Cortex-M4,
 arm_mve (+ the DSP depthwise) on Cortex-M55, the portable kernels (--kernels ref) on Cortex-M4. All
 three must be byte-identical, and equal to TFLM.
@@ -24,6 +26,8 @@ CASES = {
     "conv3x3_stride2_asym_pad_o7": lambda: conv_case("conv", 202, (1, 8, 10, 8), 7, (3, 3), stride=(2, 2)),
     "conv3x3_dilation2": lambda: conv_case("conv", 203, (1, 9, 7, 4), 5, (3, 3), dilation=(2, 2)),
     "conv1x1_direct_odd_pixels_relu": lambda: conv_case("conv", 204, (1, 5, 7, 12), 10, (1, 1), act="RELU"),
+    "conv3x3_c32_col_loop_o6_odd_pixels": lambda: conv_case("conv", 210, (1, 5, 3, 32), 6, (3, 3)),
+    "conv1x1_c80_o9_loop_and_tail": lambda: conv_case("conv", 209, (1, 3, 3, 80), 9, (1, 1), act="RELU6"),
     "conv1x1_c6_im2col": lambda: conv_case("conv", 205, (1, 6, 5, 6), 9, (1, 1)),
     "conv1x1_stride2_valid": lambda: conv_case("conv", 206, (1, 9, 8, 8), 4, (1, 1), stride=(2, 2), padding="VALID"),
     "conv10x4_c1_stride2_kws": lambda: conv_case("conv", 207, (1, 21, 10, 1), 8, (10, 4), stride=(2, 2)),

@@ -16,13 +16,28 @@ def test_host_is_the_host_target_with_no_simd_variants():
 
 
 @pytest.mark.parametrize("target, kernels, variants", [
-    ("cortex-m4", "auto", ("arm_dsp",)), ("cortex-m4", "ref", ()), ("cortex-m55", "auto", ("arm_mve", "arm_dsp")),
+    ("cortex-m4", "auto", ("arm_dsp", "arm_fpu")), ("cortex-m4", "ref", ()),
+    ("cortex-m55", "auto", ("arm_mve", "arm_dsp", "arm_fpu")),
     ("cortex-m55", "arm_dsp", ("arm_dsp",)), ("cortex-m0", "auto", ()), ("rv32imac", None, ())])
 def test_variants_from_kernels_and_target_features(target, kernels, variants):
     o = CompileOptions.resolve(target, kernels)
     assert o.variants == variants
     assert o.chain_dsp == ("arm_dsp" in variants)
     assert first_variant("qnn.conv2d", o.variants) == (variants[0] if variants else "ref")
+
+
+def test_float_fpu_kernels_only_on_arm_cores_with_an_fpu():
+    """arm_fpu (VFMA kernels for nn.conv2d / nn.matmul) needs the 'vfp' feature: an FPU on an Arm core,
+    so not the host (an FPU, not Arm) nor cortex-m3 (Arm, no FPU); int8 anchors keep their variants."""
+    assert TARGETS["host"].fpu and "vfp" not in TARGETS["host"].features
+    assert "arm_fpu" not in CompileOptions.resolve("cortex-m3").variants
+    for target in ("cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"):
+        o = CompileOptions.resolve(target)
+        assert first_variant("nn.conv2d", o.variants) == first_variant("nn.matmul", o.variants) == "arm_fpu"
+        assert first_variant("qnn.conv2d", o.variants) != "arm_fpu"
+    assert first_variant("nn.conv2d", CompileOptions.resolve("cortex-m4", "arm_dsp").variants) == "ref"
+    with pytest.raises(TinyfuseError, match="no vfp feature"):
+        CompileOptions.resolve("host", "arm_fpu")
 
 
 def test_bad_choices_are_user_errors():
