@@ -114,7 +114,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   arena_section: str | None = None, code_section: str | None = None,
                   align: int | None = None, rounding: str = "double", kernels: str | None = None,
                   scratch_bytes: int | None = None, tuning_records=None, stateful=(),
-                  weights_dtype: str = "float32") -> CompileResult:
+                  weights_dtype: str = "float32", sparse: str | None = None) -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -132,6 +132,9 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     RNN state I/O).
     ``weights_dtype`` 'float16' stores float constants as binary16 in flash, converted at each read
     (lower/half_weights.py; TinyfuseError on a target without FP16 conversion); default 'float32'.
+    ``sparse`` 'auto' (default, or $TINYFUSE_SPARSE) runs int8 conv/FC kernels without their zero weights
+    where the cost model says it pays (passes/sparse_weights.py); 'off' keeps every kernel dense, 'on'
+    makes every candidate sparse (measurements).
     """
     tgt = get_target(target)
     overrides = dict(weights_section=weights_section, arena_section=arena_section, code_section=code_section,
@@ -147,7 +150,8 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
         disabled_passes, scratch_bytes = records.apply_global(model_hash, tgt.name, disabled_passes, scratch_bytes)
         choose = records.chooser(tgt.name)
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
-                                     rounding, planner, disabled_passes, dump_ir, weights_dtype)
+                                     rounding, planner, disabled_passes, dump_ir, weights_dtype,
+                                     sparse or os.environ.get("TINYFUSE_SPARSE") or "auto")
     mod = run_pipeline(ir, options)
     result = _lower_and_plan(mod, model_hash, options, placement, choose)
     check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
