@@ -53,17 +53,35 @@ def prune_2of4(rows: np.ndarray) -> np.ndarray:
 
 
 def prune(w: np.ndarray, kind: str, level: str) -> np.ndarray:
-    """Pruned copy of int8 weights ``w`` of a ``kind`` (conv: [O, KH, KW, I]; dw: [1, KH, KW, C];
-    fc: [N, K]; onnx conv: [O, I, KH, KW] as 'conv_oihw'; onnx dw [C, 1, KH, KW] as 'dw_oihw')."""
+    """Pruned copy of int8 weights ``w`` in TFLite's layout for their ``kind`` (conv: OHWI [O, KH, KW, I];
+    dw: [1, KH, KW, C]; fc: [N, K]). Ties in |w| go by position in that layout, so a model and its
+    ONNX twin (pruned through ``to_tflite_layout``) lose the same weights."""
     if level != "2:4":
         return prune_unstructured(w, int(level) / 100)
-    if kind == "dw":                                    # taps of each channel
-        rows = w.reshape(-1, w.shape[-1]).T
-        return prune_2of4(rows).T.reshape(w.shape)
-    if kind == "conv_oihw":                             # input channels innermost, as OHWI
-        ohwi = w.transpose(0, 2, 3, 1)
-        return prune_2of4(ohwi.reshape(w.shape[0], -1)).reshape(ohwi.shape).transpose(0, 3, 1, 2)
-    return prune_2of4(w.reshape(w.shape[0], -1)).reshape(w.shape)   # conv OHWI, fc, dw_oihw
+    if kind == "dw":                                    # the taps of each channel
+        return prune_2of4(w.reshape(-1, w.shape[-1]).T).T.reshape(w.shape)
+    return prune_2of4(w.reshape(w.shape[0], -1)).reshape(w.shape)   # input channels innermost (OHWI), fc rows
+
+
+def to_tflite_layout(w: np.ndarray, op_type: str, group: int, trans_b: int):
+    """(kind, weights in TFLite's layout, the inverse transform) of an ONNX Conv (OIHW; depthwise
+    [C, 1, KH, KW]), Gemm ([N, K] with transB=1, else [K, N]) or MatMul ([K, N]) weight."""
+    if op_type == "Conv" and group > 1 and w.shape[1] == 1:
+        return "dw", w.transpose(1, 2, 3, 0), lambda t: t.transpose(3, 0, 1, 2)
+    if op_type == "Conv":
+        return "conv", w.transpose(0, 2, 3, 1), lambda t: t.transpose(0, 3, 1, 2)
+    if op_type == "Gemm" and trans_b:
+        return "fc", w, lambda t: t
+    return "fc", w.T, lambda t: t.T
+
+
+def _builtin_code(code) -> int:
+    """The operator code: the stored ``builtin_code`` field (schema.fbs vtable slot 3; the ``tflite``
+    package's accessor may answer the deprecated one) or ``deprecated_builtin_code``, the larger."""
+    import flatbuffers
+    o = code._tab.Offset(10)
+    stored = code._tab.Get(flatbuffers.number_types.Int32Flags, o + code._tab.Pos) if o else 0
+    return max(stored, code.DeprecatedBuiltinCode())
 
 
 def _weight_buffers(data: bytes):
@@ -77,8 +95,7 @@ def _weight_buffers(data: bytes):
         sg = model.Subgraphs(si)
         for oi in range(sg.OperatorsLength()):
             op = sg.Operators(oi)
-            code = model.OperatorCodes(op.OpcodeIndex())
-            opname = names.get(max(code.BuiltinCode(), code.DeprecatedBuiltinCode()))
+            opname = names.get(_builtin_code(model.OperatorCodes(op.OpcodeIndex())))
             if opname not in TFLITE_OPS:
                 continue
             t = sg.Tensors(op.Inputs(1))
@@ -121,12 +138,9 @@ def prune_onnx(path: Path, level: str):
         w = numpy_helper.to_array(init)
         if w.dtype != np.int8 or w.ndim < 2:
             continue
-        group = next((a.i for a in user.attribute if a.name == "group"), 1)
-        kind = "fc" if user.op_type != "Conv" else ("dw_oihw" if group > 1 and w.shape[1] == 1 else "conv_oihw")
-        if user.op_type == "MatMul":                    # [K, N]: the rows of a fully-connected layer are columns
-            p = prune(w.T, kind, level).T
-        else:
-            p = prune(w, kind, level)
+        attrs = {a.name: a.i for a in user.attribute}
+        kind, canon, back = to_tflite_layout(w, user.op_type, attrs.get("group", 1), attrs.get("transB", 0))
+        p = back(prune(np.ascontiguousarray(canon), kind, level))
         init.CopyFrom(numpy_helper.from_array(np.ascontiguousarray(p), init.name))
         zeros += int(p.size - np.count_nonzero(p))
         total += p.size
