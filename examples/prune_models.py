@@ -150,8 +150,11 @@ def prune_onnx(path: Path, level: str):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
-    ap.add_argument("--models", default=str(Path(__file__).resolve().parents[2] / "shared" / "models"),
-                    help="the models folder holding tflite/ and onnx/ (default ../shared/models)")
+    root = Path(__file__).resolve().parents[1]
+    default = next((p / "shared" / "models" for p in (root.parent, root.parent.parent) if (p / "shared").is_dir()),
+                   root.parent / "shared" / "models")
+    ap.add_argument("--models", default=str(default),
+                    help="the models folder holding tflite/ and onnx/ (default ../shared/models of the project)")
     ap.add_argument("--levels", nargs="+", default=list(LEVELS), choices=LEVELS)
     args = ap.parse_args(argv)
     src, out = Path(args.models), Path(args.outdir)
