@@ -23,7 +23,7 @@ from .errors import TinyfuseError
 from .harness.inputs import load_inputs
 from .harness.oracles import onnxruntime_outputs, reference_outputs, tflm_outputs  # noqa: F401 (re-exported)
 from .harness.verdict import compare, is_quantized, output_lsb, top_classes, verdict_line  # noqa: F401
-from .options import IO_BUFFERS, KERNEL_CHOICES
+from .options import IO_BUFFERS, KERNEL_CHOICES, SPARSE_CHOICES
 from .memory import PLANNERS
 from .passes.pipeline import PASS_NAMES
 from .targets import TARGETS, get_target
@@ -86,6 +86,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernels", default=None, choices=KERNEL_CHOICES,
                    help="kernel variants: auto (the target's SIMD kernels: arm_dsp on M4/M7/M33, arm_mve on M55; "
                    "default, or $TINYFUSE_KERNELS), ref (portable C everywhere) or one variant")
+    p.add_argument("--sparse", default=None, choices=SPARSE_CHOICES,
+                   help="weight sparsity: auto (default, or $TINYFUSE_SPARSE: kernels whose int8 weights have enough "
+                   "zeros run without them when the cost model says it pays), off (dense kernels only) or on (every "
+                   "int8 conv/FC kernel sparse, for measurements)")
     p.add_argument("--scratch-bytes", type=_non_negative, default=None, metavar="N",
                    help="working-set budget of a poly-fused kernel's line buffers (default: the target's)")
     p.add_argument("--tuning-records", metavar="FILE", help="JSON lines from `tinyfuse tune`: build the recorded "
@@ -208,7 +212,7 @@ def _compile(args):
                          stateful=getattr(args, "stateful", None) or (), weights_dtype=args.weights_dtype,
                          realtime=dict(skip_zero_activations=args.skip_zero_activations, wcet=args.wcet,
                                        max_step_instructions=args.max_step_instructions or 0), io_buffers=getattr(args, "io_buffers", "arena"),
-                         **placement)
+                         sparse=getattr(args, "sparse", None), **placement)
 
 
 def cmd_compile(args) -> int:

@@ -145,7 +145,8 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   align: int | None = None, rounding: str = "double", kernels: str | None = None,
                   scratch_bytes: int | None = None, tuning_records=None, stateful=(),
                   weights_dtype: str = "float32", realtime: dict | None = None,
-                  io_buffers: str = "arena", ram_limit: int | None = None) -> CompileResult:
+                  io_buffers: str = "arena", ram_limit: int | None = None,
+                  sparse: str | None = None) -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -169,6 +170,9 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     ``io_buffers`` 'caller' keeps the model inputs and outputs out of the arena: ``<name>_run`` takes
     pointers to the caller's buffers (memory/io_buffers.py; TinyfuseError for a stateful model);
     default 'arena'.
+    ``sparse`` 'auto' (default, or $TINYFUSE_SPARSE) runs int8 conv/FC kernels without their zero weights
+    where the cost model says it pays (passes/sparse_weights.py); 'off' keeps every kernel dense, 'on'
+    makes every candidate sparse (measurements).
     """
     tgt = get_target(target)
     overrides = dict(weights_section=weights_section, arena_section=arena_section, code_section=code_section,
@@ -184,7 +188,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
         disabled_passes, scratch_bytes = apply_global(config, disabled_passes, scratch_bytes)
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
                                      rounding, planner, disabled_passes, dump_ir, weights_dtype,
-                                     io_buffers=io_buffers)
+                                     io_buffers=io_buffers, sparse=sparse or os.environ.get("TINYFUSE_SPARSE") or "auto")
     if realtime:
         options = realtime_options(options, ir, **realtime)
     _check_io_buffers(options, ir)

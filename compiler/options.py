@@ -31,6 +31,10 @@ from .targets import ARENA_ALIGN, Target, get_target
 FEATURES = {"arm_mve": "mve", "arm_dsp": "dsp", "arm_fpu": "vfp"}      # variant -> Target flag, most capable first
 KERNEL_CHOICES = ("auto", "ref", *FEATURES)
 ROUNDINGS = ("double", "single")
+# variants chosen per kernel from its constant weights on any target (not by a Target flag, not in
+# ``CompileOptions.variants``): ``--sparse auto`` lets the cost model pick them (passes/sparse_weights.py)
+WEIGHT_VARIANTS = ("sparse",)
+SPARSE_CHOICES = ("auto", "off", "on")   # on: every kernel the sparse variant can run (measurements)
 
 
 def resolve_variants(target: Target, kernels: str = "auto") -> tuple[str, ...]:
@@ -50,7 +54,7 @@ def resolve_variants(target: Target, kernels: str = "auto") -> tuple[str, ...]:
 # The anchor ops that have target variants, as declared data: the cost model asks it (first_variant)
 # without importing the kernel families; ``lower.registry.variant`` refuses a registration not
 # declared here, and tests/unit/test_registry.py checks the registered VARIANTS equal it.
-VARIANT_ANCHORS = {"qnn.conv2d": ("arm_mve", "arm_dsp"), "qnn.matmul": ("arm_mve", "arm_dsp"),
+VARIANT_ANCHORS = {"qnn.conv2d": ("sparse", "arm_mve", "arm_dsp"), "qnn.matmul": ("sparse", "arm_mve", "arm_dsp"),
                    "horizontal": ("arm_mve", "arm_dsp"), "nn.conv2d": ("arm_fpu",), "nn.matmul": ("arm_fpu",)}
 
 
@@ -61,11 +65,13 @@ class CompileContext:
     ``linebuf_plans``: (chain stages, tile width) -> ``linebuf.ChainPlan`` (poly_fuse; MobileNet repeats
     its blocks); ``inplace_options``: id(Function) -> (Function, [InPlace]) (``memory.inplace.options``;
     the Function is kept so an id reused after garbage collection cannot hit); ``timings``: seconds
-    per pass name."""
+    per pass name; ``sparse_kernels``: the int8 weight tensors whose kernels run the ``sparse``
+    variant (passes/sparse_weights.py decides, lower/sparse_conv.py reads)."""
 
     linebuf_plans: dict = field(default_factory=dict)
     inplace_options: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
+    sparse_kernels: dict = field(default_factory=dict)   # id(weights) -> (weights Constant, cost reason)
 
 
 @dataclass(frozen=True)
@@ -87,13 +93,14 @@ class CompileOptions:
     io_buffers: str = "arena"
     knobs: object = field(default=None, compare=False, repr=False)
     group_knobs: dict = field(default_factory=dict, compare=False, repr=False)
+    sparse: str = "auto"
     context: CompileContext = field(default_factory=CompileContext, compare=False, repr=False)
 
     @classmethod
     def resolve(cls, target: str | Target = "host", kernels: str | None = "auto", scratch_bytes: int | None = None,
                 rounding: str = "double", planner: str = "best", disabled_passes=(),
                 dump_dir: str | Path | None = None, weights_dtype: str = "float32",
-                io_buffers: str = "arena") -> CompileOptions:
+                io_buffers: str = "arena", sparse: str = "auto") -> CompileOptions:
         """Options from user arguments: ``target`` a name or Target, ``kernels`` None means 'auto'.
         TinyfuseError for an unknown target, kernel choice, rounding, weights dtype (float16 needs
         a core with FP16 conversion: the FPU of Cortex-M4F/M7/M33/M55, or the host) or I/O placement
@@ -102,12 +109,14 @@ class CompileOptions:
         if rounding not in ROUNDINGS:
             raise TinyfuseError(f"--rounding must be 'double' or 'single', got '{rounding}'")
         _check_weights_dtype(weights_dtype, tgt)
+        if sparse not in SPARSE_CHOICES:
+            raise TinyfuseError(f"--sparse must be 'auto', 'off' or 'on', got '{sparse}'")
         if io_buffers not in IO_BUFFERS:
             raise TinyfuseError(f"--io-buffers must be 'arena' or 'caller', got '{io_buffers}'")
         return cls(tgt, resolve_variants(tgt, kernels or "auto"),
                    tgt.scratch_bytes if scratch_bytes is None else scratch_bytes, rounding, ARENA_ALIGN, planner,
                    frozenset(disabled_passes), Path(dump_dir) if dump_dir else None, weights_dtype,
-                   io_buffers=io_buffers)
+                   io_buffers=io_buffers, sparse=sparse)
 
     def for_kernels(self, kernels: str) -> CompileOptions:
         """The same options (and context) with the variants of another ``--kernels`` choice (a tuning
@@ -150,5 +159,5 @@ def first_variant(op: str, allowed) -> str:
     return next((v for v in VARIANT_ANCHORS.get(op, ()) if v in allowed), "ref")
 
 
-__all__ = ["CompileContext", "CompileOptions", "FEATURES", "IO_BUFFERS", "KERNEL_CHOICES", "VARIANT_ANCHORS", "WEIGHTS_DTYPES", "first_variant",
-           "resolve_variants"]
+VARIANT_ANCHORS = {"qnn.conv2d": ("sparse", "arm_mve", "arm_dsp"), "qnn.matmul": ("sparse", "arm_mve", "arm_dsp"),
+                   "horizontal": ("arm_mve", "arm_dsp"), "nn.conv2d": ("arm_fpu",), "nn.matmul": ("arm_fpu",)}

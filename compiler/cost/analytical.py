@@ -154,3 +154,52 @@ def decide(est: ChainEstimate, peak_before: int, peak_after: int, scratch_budget
                                f"{min_gain:.0%} (fusion costs instructions, see the estimate)")
     return Decision(True, f"arena peak {peak_before} B -> {peak_after} B, recompute x{est.recompute:.3f}, "
                           f"~{est.overhead:+.0%} instructions")
+
+
+# the sparse variant (lower/sparse_conv.py), fitted to cortex-m4 qemu instruction counts of the pruned
+# KWS and ResNet-8 (benchmarks/sparsity.py): instructions per nonzero MAC of a pixel computed in a
+# block of BLOCK, alone with a flat list, alone checking its taps (a border window); per output (the
+# epilogue and store); per pass over a channel's list (shared by the pixels of a block); per checked
+# tap. Below SPARSE_MIN_ZEROS zero weights a kernel stays dense whatever the estimate (unpruned
+# models keep their kernels); the sparse kernel must save SPARSE_MIN_GAIN of the dense estimate's
+# instructions (the dense IPM above are means over layers; a margin against choosing a slower kernel).
+SPARSE_IPM = {"blocked": 3.5, "single": 6.0, "border": 8.0}
+SPARSE_OUTPUT_INSNS = 27
+SPARSE_PASS_INSNS = 20
+SPARSE_TAP_INSNS = 12
+SPARSE_MIN_ZEROS = 0.40
+# the dense SIMD conv / pointwise / FC kernels against which a sparse one is weighed: instructions per MAC
+# fall with the reduction length R = KH*KW*Cg (im2col and the epilogue amortised over more MACs),
+# ~ 1.35 + 34.6 / R on cortex-m4 (KWS, ResNet-8: R = 27 .. 576); IPM's means misjudge both ends
+DENSE_SIMD_IPM = (1.35, 34.6)
+SPARSE_MIN_GAIN = 0.20
+
+
+def sparse_instructions(pixels: tuple[int, int, int], channels: int, nonzeros: float, taps: float,
+                        block: int) -> float:
+    """Estimated instructions of the sparse kernel: ``pixels`` (blocked, single, border) output
+    pixels (``ops.sparse_geom.pixel_kinds`` x batch), ``channels`` output channels, ``nonzeros`` and
+    ``taps``: mean nonzero weights and mean kernel taps with a nonzero weight per channel, ``block``
+    pixels per block."""
+    blocked, single, border = pixels
+    per = SPARSE_OUTPUT_INSNS
+    return channels * (blocked * (per + SPARSE_PASS_INSNS / block + nonzeros * SPARSE_IPM["blocked"])
+                       + single * (per + SPARSE_PASS_INSNS + nonzeros * SPARSE_IPM["single"])
+                       + border * (per + SPARSE_PASS_INSNS + nonzeros * SPARSE_IPM["border"] + taps * SPARSE_TAP_INSNS))
+
+
+def sparse_decision(fam: str, macs: int, outputs: int, zeros: float, dense_variant: str,
+                    sparse_insns: float) -> Decision:
+    """Whether a kernel of family ``fam`` (conv, dw, pw) with ``macs`` dense MACs and ``outputs``
+    output elements, a ``zeros`` fraction of its weights zero, runs the sparse variant
+    (``sparse_insns``: ``sparse_instructions``) instead of ``dense_variant`` (``first_variant``:
+    ref, arm_dsp, arm_mve): only with at least SPARSE_MIN_ZEROS zeros and SPARSE_MIN_GAIN fewer
+    estimated instructions. The dense SIMD conv/pw kernels are costed by DENSE_SIMD_IPM."""
+    per_mac = ipm(fam, dense_variant)
+    if fam != "dw" and COSTED_AS.get(dense_variant, dense_variant) == "arm_dsp":
+        per_mac = DENSE_SIMD_IPM[0] + DENSE_SIMD_IPM[1] * outputs / macs
+    dense = macs * per_mac + outputs * EPILOGUE_INSNS
+    why = f"{zeros:.0%} zero weights, ~{sparse_insns:.0f} vs {dense:.0f} instructions ({dense_variant})"
+    if zeros < SPARSE_MIN_ZEROS:
+        return Decision(False, f"{why}: below {SPARSE_MIN_ZEROS:.0%} zeros")
+    return Decision(sparse_insns <= (1 - SPARSE_MIN_GAIN) * dense, why)

@@ -15,7 +15,7 @@ import logging
 from ..codegen.templates import template
 from ..errors import TinyfuseError
 from ..ir import Function, Var
-from ..options import FEATURES, KERNEL_CHOICES, CompileOptions  # noqa: F401  (re-exported)
+from ..options import FEATURES, KERNEL_CHOICES, WEIGHT_VARIANTS, CompileOptions  # noqa: F401  (re-exported)
 from . import conv_transpose  # noqa: F401  (transposed convolution)
 from . import batch_matmul, concat, conv2d, elemwise, horizontal, layer_norm, matmul, pad, qsoftmax  # noqa: F401
 from . import reduce, softmax, view  # noqa: F401  (importing a kernel family registers its lowering)
@@ -25,6 +25,7 @@ from . import pool_indices  # noqa: F401  (nn.max_pool2d_indices: MaxPool's Indi
 from . import recurrent, svdf  # noqa: F401  (nn.lstm, nn.gru, qnn.lstm, nn.svdf, qnn.svdf)
 from . import conv2d_arm, horizontal_arm, matmul_arm  # noqa: F401  (the SIMD variants)
 from . import conv2d_fpu  # noqa: F401  (the float VFMA variants, arm_fpu)
+from . import sparse_conv  # noqa: F401  (the sparse variant: int8 weights without their zeros)
 from . import pool as _pool_family  # noqa: F401  (aliased: ``pool`` is the ConstPool parameter below)
 from .kernel import ConstPool, Epilogue, Kernel, split_group
 from .slicing import found_slice
@@ -42,7 +43,7 @@ def lower_group(fn: Function, name: str, pool: ConstPool, options: CompileOption
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): no C kernel for this op yet")
     if anchor is not None and anchor.op != "concatenate" and not isinstance(anchor.args[0], Var):
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): the data input must be a tensor")
-    kernel = _try_variants(fn, anchor, epilogue_ops, pool, name, key, options.variants)
+    kernel = _try_variants(fn, anchor, epilogue_ops, pool, name, key, options)
     if kernel is None:
         epi = Epilogue(fn, anchor, epilogue_ops, pool, fn.body.ty.ctype)
         kernel = LOWERINGS[key](fn, anchor, epi, pool, name)
@@ -57,19 +58,21 @@ def lower_simd_inplace(fn: Function, name: str, pool: ConstPool, options: Compil
     anchor, epilogue_ops = split_group(fn)
     if anchor is None or not isinstance(anchor.args[0], Var):
         return None
-    kernel = _try_variants(fn, anchor, epilogue_ops, pool, name, anchor.op, options.variants, order=order)
+    kernel = _try_variants(fn, anchor, epilogue_ops, pool, name, anchor.op, options, order=order)
     return kernel and _finish(kernel, fn, anchor, epilogue_ops, name)
 
 
-def _try_variants(fn, anchor, epilogue_ops, pool, name, key, allowed, **options) -> Kernel | None:
-    """The first registered variant in ``allowed`` that takes the group (each decline is logged)."""
+def _try_variants(fn, anchor, epilogue_ops, pool, name, key, options, **kw) -> Kernel | None:
+    """The first registered variant ``options`` allows that takes the group (each decline is logged);
+    a weight variant (sparse) is asked with the compilation's ``context`` (its cost decisions)."""
     for vname, lower in VARIANTS.get(key, []):
-        if vname not in allowed:
+        weight = vname in WEIGHT_VARIANTS
+        if not (weight or options.allows(vname)):
             continue
         mark = pool.mark()
         try:
             kernel = lower(fn, anchor, Epilogue(fn, anchor, epilogue_ops, pool, fn.body.ty.ctype), pool, name,
-                           **options)
+                           **kw, **({"context": options.context} if weight else {}))
             kernel.variant = vname
             return kernel
         except Unsupported as e:

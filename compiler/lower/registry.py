@@ -8,14 +8,16 @@ Faster variants for some targets register in VARIANTS (``@variant("arm_dsp", "qn
 signature; each needs a target feature (``tinyfuse.options.FEATURES``: arm_dsp → Target.dsp, arm_mve →
 Target.mve; ``CompileOptions.variants`` is the resolved set for one compilation) and
 raises :class:`Unsupported` with a reason for a group it does not handle (dtype, layout, epilogue
-shape).
+shape). The weight variants (``options.WEIGHT_VARIANTS``: ``sparse``) need no target feature; they are
+tried first and take a group only when the compilation's cost decision chose them
+(``CompileContext.sparse_kernels``).
 
 This module holds only the tables and decorators: the families import it to register, and the
 package (``lower/__init__.py``) imports the families, so no module imports one that imports it back.
 """
 from __future__ import annotations
 
-from ..options import FEATURES, VARIANT_ANCHORS
+from ..options import FEATURES, VARIANT_ANCHORS, WEIGHT_VARIANTS
 
 LOWERINGS = {}
 VARIANTS: dict[str, list[tuple[str, object]]] = {}   # anchor op -> [(variant, lowering)]
@@ -36,12 +38,12 @@ def lowering(*ops: str):
 
 def variant(name: str, *ops: str):
     """Register a target-specific lowering of ``ops`` (same signature as a @lowering)."""
-    assert name in FEATURES, name
+    assert name in FEATURES or name in WEIGHT_VARIANTS, name
     assert all(name in VARIANT_ANCHORS.get(op, ()) for op in ops), f"declare {ops} {name} in VARIANT_ANCHORS"
 
     def deco(fn):
         for op in ops:
             VARIANTS.setdefault(op, []).append((name, fn))
-            VARIANTS[op].sort(key=lambda v: list(FEATURES).index(v[0]))
+            VARIANTS[op].sort(key=lambda v: [*WEIGHT_VARIANTS, *FEATURES].index(v[0]))
         return fn
     return deco

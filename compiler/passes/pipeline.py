@@ -31,6 +31,7 @@ from .legalize_qdq import legalize_qdq
 from .poly_fuse import poly_fuse
 from .qdq_layout import qdq_layout
 from .ring_buffer import ring_buffer
+from .sparse_weights import sparse_weights
 
 
 def _without_options(pass_fn, **kwargs):
@@ -66,6 +67,7 @@ PASSES = [
     ("check_overflow", _without_options(check_overflow)),        # int32 accumulators in range, else a warning
     ("poly_fuse", _poly_fuse),                                   # conv groups → line-buffered chains (arena)
     ("ring_buffer", _without_options(ring_buffer)),              # state shifts → ring buffers (stateful models)
+    ("sparse_weights", sparse_weights),                          # pruned int8 conv/FC kernels → sparse variant
 ]
 ALWAYS_RUN = frozenset({"wrap_kernels"})
 PASS_NAMES = sorted({n for n, _ in PASSES} - ALWAYS_RUN)

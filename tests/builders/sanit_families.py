@@ -221,7 +221,17 @@ def int8_tflm_models() -> list[FamilyModel]:
                                              (0.05, 5), rng.uniform(0.002, 0.02, 3), (0.2, -3), (10, 12),
                                              (2, 2), "SAME", "RELU")
     out.append(_tflm_bytes("q_conv_transpose", convt, [i8(1, 5, 6, 4)]))
-    return out
+    return out + _sparse_models()
+
+
+def _sparse_models() -> list[FamilyModel]:
+    """Pruned (75%, one zero channel) conv and FC for the sparse kernels (lower/sparse_conv.py)."""
+    from tests.builders.sparse_models import pruned_case
+    from tests.builders.tflm_cases import conv_case, fc_case
+    cases = (("q_sparse_conv", conv_case("conv", 13, (1, 7, 9, 6), 5, (3, 3), (1, 2))),
+             ("q_sparse_fc", fc_case(14, 2, 37, 9)))
+    return [FamilyModel(name, model, inputs, [want], options={"sparse": "on"})
+            for name, (model, inputs, want) in ((n, pruned_case(c, "75")) for n, c in cases)]
 
 
 def _ort_int8(name, model, x, lsb, **kw) -> FamilyModel:

@@ -1,0 +1,76 @@
+"""sparse_weights: choose, per kernel, the ``sparse`` variant for int8 convs and fully-connected layers
+whose constant weights have enough zeros (``--sparse auto``, the default; ``--sparse off`` chooses
+none, ``--sparse on`` every candidate, whatever the estimate: for measurements).
+
+For every kernel Function whose anchor is an int8 ``qnn.conv2d`` (NHWC/OHWI, read in NHWC) or a
+``qnn.matmul`` with a constant 2-D weight matrix, the pass counts the nonzero weights and asks the
+cost model (``cost.analytical.sparse_decision``) whether the sparse kernel (lower/sparse_conv.py:
+compile-time lists of the nonzero weights, zero channels reduced to their bias) beats the dense
+kernel lowering would otherwise pick (``first_variant`` of ``options.variants``). Chosen weights are
+recorded on ``options.context.sparse_kernels`` (id → (Constant, reason)); the IR is unchanged.
+Poly-fused chains (lowered by fused_chain) are left as they are.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ..cost.analytical import sparse_decision, sparse_instructions
+from ..ir import Call, Constant, Function, IRModule, post_order
+from ..ir.group import MalformedGroup, split_group
+from ..ops.conv_geom import ConvGeom
+from ..ops.sparse_geom import BLOCK, pixel_kinds
+from ..options import first_variant
+
+log = logging.getLogger("tinyfuse.sparse")
+
+
+def _candidate(anchor) -> tuple | None:
+    """(family, dense MACs, outputs, zero fraction, estimated sparse instructions) of an anchor the
+    sparse kernel can run, else None."""
+    if anchor is None or anchor.op not in ("qnn.conv2d", "qnn.matmul"):
+        return None
+    x, w = anchor.args[:2]
+    if not isinstance(w, Constant) or w.ty.dtype != "int8" or x.ty.dtype != "int8" or not w.value.size:
+        return None
+    wv = w.value
+    zeros = 1 - np.count_nonzero(wv) / wv.size
+    outputs = int(np.prod(anchor.ty.shape))
+    if anchor.op == "qnn.matmul":
+        if w.ty.ndim != 2:
+            return None
+        n = w.ty.shape[1]
+        est = sparse_instructions((0, outputs // n, 0), n, np.count_nonzero(wv) / n, 0.0, BLOCK)
+        return "pw", outputs * w.ty.shape[0], outputs, zeros, est
+    a = anchor.attrs
+    if a["data_layout"] != "NHWC" or a["kernel_layout"] != "OHWI" or a["input_layout"] is not None:
+        return None
+    g = ConvGeom.of_call(anchor)
+    taps = np.count_nonzero(np.abs(wv.astype(np.int32)).sum(axis=3)) / g.K
+    # a depthwise conv usually runs in place through a padded plane (dw_plane_sparse): no border windows
+    kinds = (g.OW // BLOCK * BLOCK * g.OH, g.OW % BLOCK * g.OH, 0) if g.depthwise else pixel_kinds(g)
+    est = sparse_instructions(tuple(g.N * p for p in kinds), g.K, np.count_nonzero(wv) / g.K, taps, BLOCK)
+    return g.family, g.N * g.macs, outputs, zeros, est
+
+
+def sparse_weights(mod: IRModule, options) -> IRModule:
+    """Record the sparse kernels of ``mod`` on ``options.context`` (module doc); returns ``mod``."""
+    if options.sparse == "off":
+        return mod
+    for node in post_order(mod.main.body):
+        if not (isinstance(node, Call) and isinstance(node.op, Function)) or node.op.attrs.get("poly"):
+            continue
+        try:
+            anchor, _ = split_group(node.op)
+        except MalformedGroup:
+            continue
+        cand = _candidate(anchor)
+        if cand is None:
+            continue
+        fam, macs, outputs, zeros, est = cand
+        decision = sparse_decision(fam, macs, outputs, zeros, first_variant(anchor.op, options.variants), est)
+        log.info("%s: sparse %s (%s)", anchor.span, "chosen" if decision.fuse else "not chosen", decision.reason)
+        if decision.fuse or options.sparse == "on":
+            options.context.sparse_kernels[id(anchor.args[1])] = (anchor.args[1], decision.reason)
+    return mod
