@@ -175,9 +175,8 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     makes every candidate sparse (measurements).
     """
     tgt = get_target(target)
-    overrides = dict(weights_section=weights_section, arena_section=arena_section, code_section=code_section,
-                     align=align)
-    placement = Placement(**{k: v for k, v in overrides.items() if v is not None})
+    placement = _placement(weights_section=weights_section, arena_section=arena_section,
+                           code_section=code_section, align=align)
     model_hash, ir = _load(model, name)
     if stateful:
         from .frontend.stateful_io import mark_stateful, parse_pairs
@@ -187,20 +186,30 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     if config is not None:
         disabled_passes, scratch_bytes = apply_global(config, disabled_passes, scratch_bytes)
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
-                                     rounding, planner, disabled_passes, dump_ir, weights_dtype,
-                                     io_buffers=io_buffers, sparse=sparse or os.environ.get("TINYFUSE_SPARSE") or "auto")
+                                     rounding, planner, disabled_passes, dump_ir, weights_dtype, io_buffers=io_buffers,
+                                     sparse=sparse or os.environ.get("TINYFUSE_SPARSE") or "auto")
     if realtime:
         options = realtime_options(options, ir, **realtime)
     _check_io_buffers(options, ir)
-    choose = None
-    if config is not None:
-        knobs = Knobs(config, tgt.name)
-        options = dataclasses.replace(options, knobs=knobs)
-        choose = lambda fn, option: knobs.kernel(fn)      # noqa: E731
+    options, choose = _with_knobs(options, config, tgt.name)
     mod = run_pipeline(ir, options)
     result = _lower_and_plan(mod, model_hash, options, placement, choose)
     check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
     return result
+
+
+def _with_knobs(options: CompileOptions, config, target: str):
+    """(options carrying the tuning configuration's knobs, the per-kernel chooser for the plan), or
+    (options, None) without a configuration (every default)."""
+    if config is None:
+        return options, None
+    knobs = Knobs(config, target)
+    return dataclasses.replace(options, knobs=knobs), lambda fn, option: knobs.kernel(fn)
+
+
+def _placement(**overrides) -> Placement:
+    """The linker placement with the sections/alignment given (None: the target's default)."""
+    return Placement(**{k: v for k, v in overrides.items() if v is not None})
 
 
 def _check_io_buffers(options: CompileOptions, ir: IRModule) -> None:
