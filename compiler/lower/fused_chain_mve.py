@@ -1,0 +1,78 @@
+"""Helium (arm_mve) stages of a poly-fused conv chain (``tinyfuse.lower.fused_chain``) on Cortex-M55.
+
+A groups = 1 stage (any C, any window) computes its outputs as the unfused Helium conv does
+(``lower/conv2d_arm.conv2d_mve``): per pixel pair the window is gathered as int8 into a column of the
+kernel scratch (``KH*KW*C`` bytes per pixel; a padded tap is the stage's input zero point), the input
+offset is folded into the accumulators' start values (exact: every column element is a real input or
+the zero point, and ``(zp + offset) * w = 0``), and VMLADAVA sums 16 int8 products per instruction
+over the column against the OHWI weight row, the last partial vector tail-predicated
+(``codegen_templates/conv2d/arm_mve.c.j2``'s block). Output blocks of 2 pixels x 2 channels; every
+accumulator goes through the stage's epilogue to its ring row or to the output, as in the DSP stages.
+
+Depthwise stages keep their DSP form (SXTAB16 / SMLABB, which the M55 has); the column is half the
+DSP one's bytes (int8, not int16), so the kernel scratch never grows.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+from ..codegen.templates import template
+from .kernel import affine
+from .simd import offset_fold
+
+
+def mve_conv(stage, pool, col_off: int) -> tuple[list, int]:
+    """The statements of a groups = 1 chain stage (``fused_chain._DspStage``) in Helium, and the
+    column bytes (two pixels) it needs in the scratch at byte ``col_off`` (a multiple of 4).
+    Statements are (name, dims, constraints, tail, body, pixel set) as ``fused_chain._dsp_schedules``
+    reads them."""
+    g, i = stage.geo, stage.i
+    t = template("fused_chain/arm_mve.c.j2").module
+    n = g.KH * g.KW * g.C
+    col = f"((int8_t *)scratch + {col_off})"
+    wname = pool.ref(stage.anchor.args[1])
+    fold = offset_fold(stage.anchor.args[1].value.reshape(g.K, n), -g.zp)
+    fname = pool.ref(fold, key=("chain_mve_fold", id(stage.anchor))) if fold.any() else None
+
+    def init(k):
+        return f"{fname}[{k}]" if fname else "0"
+
+    def b1(c):
+        return affine((c["b"], 1), ("1", 1))
+
+    def outs(c, accs):
+        res = []
+        stage.epi.j = c["j"]
+        for acc, b, k in accs:
+            lines, value = stage.epi.code(["0", c["a"], b, k], acc=acc)
+            res.append((acc, lines, value, stage.dst(dict(c, b=b), k)))
+        return res
+
+    def S_col(npix, **c):
+        cols = [stage.taps(c, c["b"])] + ([stage.taps(c, b1(c))] if npix == 2 else [])
+        return t.S_col(col, n, cols, g.C, g.zp)
+
+    def S_blk(npix, **c):
+        k = affine((c["kp"], 2))
+        k1 = affine((k, 1), ("1", 1))
+        accs = [("a00", c["b"], k), ("a01", c["b"], k1)] + \
+            ([("a10", b1(c), k), ("a11", b1(c), k1)] if npix == 2 else [])
+        return t.S_blk(npix, 2, n, col, f"{wname} + {affine((k, n))}", [init(k), init(k1)], outs(c, accs))
+
+    def S_blk1(npix, **c):
+        k = str(g.K - 1)
+        accs = [("a00", c["b"], k)] + ([("a10", b1(c), k)] if npix == 2 else [])
+        return t.S_blk(npix, 1, n, col, f"{wname} + {(g.K - 1) * n}", [init(k), init(k)], outs(c, accs))
+
+    stmts = []
+    for npix, tag in ((2, "2"), (1, "1")):
+        sel = f"pix{tag}"
+        stmts.append((f"S{i}_col{tag}", (), "", ("0", "0"), partial(S_col, npix), sel))
+        if g.K >= 2:
+            stmts.append((f"S{i}_blk{tag}", ("kp",), f"0 <= kp < {g.K // 2}", ("1", "kp"), partial(S_blk, npix), sel))
+        if g.K % 2:
+            stmts.append((f"S{i}_tail{tag}", (), "", ("2", "0"), partial(S_blk1, npix), sel))
+    return stmts, 2 * n
+
+
+__all__ = ["mve_conv"]
