@@ -1,0 +1,101 @@
+"""In-place int8 depthwise for Helium (Cortex-M55): the ``dw_plane`` kernel of ``lower/inplace_conv``
+(channel by channel through one padded plane in the scratch, outputs written over the input channel;
+the order its isl proof covers, ``poly.inplace_models.dw_plane_model``) with the outputs of a plane
+row computed four at a time and the requantization vectorised (codegen_templates/inplace_conv/arm_mve.c.j2).
+
+Exact with TFLM (int32 lanes, no narrower accumulation; the input offset folded into the start value,
+padded taps read the zero point). Taken when the group is the common int8 depthwise epilogue: a
+constant int32 bias add (per channel or one value), then a double-rounding qnn.requantize to int8 with
+constant multipliers and right shifts only (shift <= 0; per channel or one value), input zero point 0,
+optionally a clip (fused ReLU / ReLU6);
+stride 1 along the width (contiguous plane loads). Anything else: None (the portable dw_plane kernel).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..codegen.templates import template
+from ..ir import Constant, Function
+from ..ops.conv_geom import conv_group
+from .inplace_conv import finish
+from .kernel import Kernel
+from .simd import HEADERS
+
+
+def _per_channel(c, K: int) -> np.ndarray | None:
+    """The values of constant ``c`` as K int64 channel values (one value broadcast), or None."""
+    if not isinstance(c, Constant):
+        return None
+    v = np.asarray(c.value).astype(np.int64).reshape(-1)
+    return np.broadcast_to(v, (K,)).copy() if v.size in (1, K) else None
+
+
+def _clamp(epi_ops, rq) -> tuple[int, int] | None:
+    """The int8 output range after the requantize: [-128, 127], or a trailing clip's (fused ReLU/ReLU6)."""
+    if len(epi_ops) == 2:
+        return -128, 127
+    clip = epi_ops[2]
+    if len(epi_ops) != 3 or clip.op != "clip" or clip.args[0] is not rq:
+        return None
+    lo, hi = clip.attrs["a_min"], clip.attrs["a_max"]
+    lo = -128 if lo is None else max(-128, math.ceil(lo))
+    hi = 127 if hi is None else min(127, math.floor(hi))
+    return (lo, hi) if lo <= hi else None
+
+
+def epilogue_constants(anchor, epi_ops, K: int) -> tuple | None:
+    """(bias[K], multiplier[K], shift[K], output zero point, (lo, hi)) of a bias add + int8
+    double-rounding requantize with right shifts only (+ an optional clip to [lo, hi]), the epilogue
+    the vector requantization computes; else None."""
+    if len(epi_ops) not in (2, 3) or epi_ops[0].op != "add" or epi_ops[1].op != "qnn.requantize":
+        return None
+    add, rq = epi_ops[:2]
+    if add.args[0] is not anchor or rq.args[0] is not add or add.ty.dtype != "int32":
+        return None
+    a = rq.attrs
+    if a["rounding"] != "double" or a["out_dtype"] != "int8" or a["input_zero_point"] != 0:
+        return None
+    bias, mult, shift = (_per_channel(c, K) for c in (add.args[1], rq.args[1], rq.args[2]))
+    clamp = _clamp(epi_ops, rq)
+    if clamp is None or bias is None or mult is None or shift is None or np.any(shift > 0) or np.any(shift < -31):
+        return None
+    if np.any(mult < 0) or np.any(mult >= 2 ** 31):
+        return None
+    return bias, mult, shift, int(a["output_zero_point"]), clamp
+
+
+def lower_dw_plane_mve(fn: Function, name: str, pool, options) -> Kernel | None:
+    """The Helium dw_plane kernel of group ``fn`` (module doc), or None where it does not apply or
+    ``options`` (a CompileOptions) do not allow arm_mve."""
+    if not options.allows("arm_mve"):
+        return None
+    anchor, epi_ops, g = conv_group(fn)
+    if not g.depthwise or g.M != 1 or g.sw != 1 or fn.body.ty.dtype != "int8":
+        return None
+    consts = epilogue_constants(anchor, epi_ops, g.K)
+    if consts is None:
+        return None
+    bias, mult, shift, ozp, clamp = consts
+    T = g.KH * g.KW
+    wt = anchor.args[1].value.reshape(g.K, T).astype(np.int64)
+    start = bias + (-g.zp) * wt.sum(axis=1)
+    if np.any(np.abs(start) >= 2 ** 31):
+        return None
+    ph, pw = g.plane
+    init = pool.ref(start.astype(np.int32), key=("mve_dw_start", id(anchor)))
+    mname = pool.ref(mult.astype(np.int32), key=("mve_dw_mult", id(anchor)))
+    sname = pool.ref(shift.astype(np.int32), key=("mve_dw_shift", id(anchor)))
+    taps = [(r * g.dh * pw + s * g.dw, f"w{r * g.KW + s}") for r in range(g.KH) for s in range(g.KW)]
+    body = template("inplace_conv/arm_mve.c.j2").module.body(
+        g, ph, pw, min(g.H, ph - g.pt), min(g.W, pw - g.pl), g.zp, taps, pool.ref(anchor.args[1]),
+        f"{init}[k]", f"{mname}[k]", f"{sname}[k]", ozp, clamp)
+    # a row's last vector loads whole (its store is predicated): up to 3 bytes past the plane
+    last = (g.OH - 1) * g.sh * pw + taps[-1][0] + -(-g.OW // 4) * 4 - 1
+    kernel = Kernel(name, [p.ty for p in fn.params], fn.body.ty, body, ["int8_t *plane = (int8_t *)scratch;"], "",
+                    macs=g.macs, scratch_bytes=max(ph * pw, last + 1), headers=list(HEADERS))
+    return finish(kernel, fn, anchor, epi_ops, "inplace_dw_plane")
+
+
+__all__ = ["epilogue_constants", "lower_dw_plane_mve"]
