@@ -157,9 +157,10 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
                         t.block(mode, npix, nch, K4 // 4, x, g.C, w, K4, inits, outs))
 
 
-@variant("arm_mve", "qnn.conv2d")
 def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
-    """``order``: run in place through a pixel buffer (lower_simd_inplace), pixels in that order."""
+    """The 2 x 2 block kernel with the scalar epilogue (the arm_mve variant, ``conv2d_mve.py``, tries its
+    vector-requantization kernel first). ``order``: run in place through a pixel buffer
+    (lower_simd_inplace), pixels in that order."""
     g = conv_geometry(anchor)
     require(g.G == 1, "no Helium depthwise / grouped conv kernel (the next variant, arm_dsp, has one)")
     check_flat_operands(epi, anchor.ty.shape, (1, 2))
@@ -175,4 +176,4 @@ def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
                         t.block(npix, nch, g.reduction, x, xs, w, g.reduction, inits, outs))
 
 
-__all__ = ["block_outputs", "blocked_statements", "conv_geometry", "inplace_buffer"]
+__all__ = ["block_outputs", "blocked_statements", "conv2d_mve", "conv_geometry", "inplace_buffer"]

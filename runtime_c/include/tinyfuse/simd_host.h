@@ -267,9 +267,58 @@ static inline void vstrbq_scatter_offset_p_s32(int8_t *base, uint32x4_t offset, 
       base[offset.v[i]] = (int8_t)(uint8_t)((uint32_t)value.v[i] & 0xFFu);
 }
 
-static inline void vstrbq_scatter_offset_s32(int8_t *base, uint32x4_t offset, int32x4_t value)
+static inline int32x4_t vldrwq_s32(const int32_t *p)
 {
-  vstrbq_scatter_offset_p_s32(base, offset, value, (mve_pred16_t)0xFFFFu);
+  int32x4_t r;
+  memcpy(r.v, p, 16);
+  return r;
+}
+
+static inline int32x4_t vsetq_lane_s32(int32_t a, int32x4_t v, int lane)
+{
+  v.v[lane] = a;
+  return v;
+}
+
+static inline int32x4_t vaddq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = (int32_t)((uint32_t)a.v[i] + (uint32_t)b.v[i]);
+  return a;
+}
+
+static inline int32x4_t vandq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] &= b.v[i];
+  return a;
+}
+
+static inline int32x4_t vqrdmulhq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = vqrdmulhq_n_s32(vdupq_n_s32(a.v[i]), b.v[i]).v[0];
+  return a;
+}
+
+/* VRSHL by a per-lane signed count (the low byte of b's lane) */
+static inline int32x4_t vrshlq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = vrshlq_n_s32(vdupq_n_s32(a.v[i]), b.v[i]).v[0];
+  return a;
+}
+
+/* VSTRB.32: the low bytes of the 4 lanes to p[0..3] */
+static inline void vstrbq_s32(int8_t *p, int32x4_t value)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    p[i] = (int8_t)(uint8_t)((uint32_t)value.v[i] & 0xFFu);
 }
 
 #endif /* TINYFUSE_SIMD_H */
