@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from functools import partial
 
+import numpy as np
+
 from ..codegen.templates import template
+from .depthwise_mve import epilogue_constants
 from .kernel import affine
 from .simd import offset_fold
 
@@ -33,6 +36,7 @@ def mve_conv(stage, pool, col_off: int) -> tuple[list, int]:
     wname = pool.ref(stage.anchor.args[1])
     fold = offset_fold(stage.anchor.args[1].value.reshape(g.K, n), -g.zp)
     fname = pool.ref(fold, key=("chain_mve_fold", id(stage.anchor))) if fold.any() else None
+    fold = fold.astype(np.int64)
 
     def init(k):
         return f"{fname}[{k}]" if fname else "0"
@@ -64,15 +68,53 @@ def mve_conv(stage, pool, col_off: int) -> tuple[list, int]:
         accs = [("a00", c["b"], k)] + ([("a10", b1(c), k)] if npix == 2 else [])
         return t.S_blk(npix, 1, n, col, f"{wname} + {(g.K - 1) * n}", [init(k), init(k)], outs(c, accs))
 
+    quad = _quads(stage, pool, col, n, wname, fold, init, outs, b1)
     stmts = []
     for npix, tag in ((2, "2"), (1, "1")):
         sel = f"pix{tag}"
         stmts.append((f"S{i}_col{tag}", (), "", ("0", "0"), partial(S_col, npix), sel))
-        if g.K >= 2:
+        if quad is not None:
+            stmts += [(f"S{i}_{name}{tag}", dims, cons, tail, partial(body, npix), sel)
+                      for name, dims, cons, tail, body in quad]
+        elif g.K >= 2:
             stmts.append((f"S{i}_blk{tag}", ("kp",), f"0 <= kp < {g.K // 2}", ("1", "kp"), partial(S_blk, npix), sel))
-        if g.K % 2:
+        if quad is None and g.K % 2:
             stmts.append((f"S{i}_tail{tag}", (), "", ("2", "0"), partial(S_blk1, npix), sel))
     return stmts, 2 * n
+
+
+def _quads(stage, pool, col: str, n: int, wname: str, fold, init, outs, b1) -> list | None:
+    """Statements (name, dims, constraints, tail, body(npix, **c)) of the stage's outputs in blocks of
+    4 channels with the vector requantization (``conv2d/arm_mve_quad.c.j2``; the folded input offset
+    goes into its bias) and the last K % 4 channels one at a time through the scalar epilogue; None
+    when the stage's epilogue is not the one that kernel computes (``depthwise_mve.epilogue_constants``)."""
+    g = stage.geo
+    consts = epilogue_constants(stage.anchor, stage.epi.ops, g.K) if g.K >= 4 else None
+    if consts is None:
+        return None
+    bias, mult, shift, ozp, clamp = consts
+    bias = (bias + fold + 2 ** 31) % 2 ** 32 - 2 ** 31          # int32 sums wrap: the same total
+    arrs = [pool.ref(a.astype(np.int32), key=(k, id(stage.anchor))) for k, a in
+            (("chain_mveq_bias", bias), ("chain_mveq_mult", mult), ("chain_mveq_shift", shift))]
+    tq = template("conv2d/arm_mve_quad.c.j2").module
+    t = template("fused_chain/arm_mve.c.j2").module
+
+    def S_quad(npix, **c):
+        o = affine((c["q"], 4))
+        bs = [c["b"], b1(c)][:npix]
+        return tq.quad(npix, n, f"(const int8_t *){col}", n, f"{wname} + {affine((o, n))}", o, arrs, ozp, clamp,
+                       ["&" + stage.dst(dict(c, b=b), o) for b in bs])
+
+    def S_rest(npix, **c):
+        parts = []
+        for k in range(g.K // 4 * 4, g.K):
+            accs = [("a00", c["b"], str(k))] + ([("a10", b1(c), str(k))] if npix == 2 else [])
+            parts.append("{\n" + t.S_blk(npix, 1, n, col, f"{wname} + {k * n}", [init(k), init(k)], outs(c, accs))
+                         + "}")
+        return "\n".join(parts)
+
+    quads = [("quad", ("q",), f"0 <= q < {g.K // 4}", ("1", "q"), S_quad)]
+    return quads + ([("rest", (), "", ("2", "0"), S_rest)] if g.K % 4 else [])
 
 
 __all__ = ["mve_conv"]
