@@ -1,7 +1,8 @@
 """The Helium in-place depthwise (lower/depthwise_mve.py: the dw_plane kernel with four outputs per
 vector and the vectorised requantization) under qemu on Cortex-M55, one-op int8 models against TFLM
 byte for byte: widths with a tail vector (OW % 4 = 1..3) and without, a fused ReLU and ReLU6 (clip),
-dilation 2, a stride along the height only, channel counts 13 and 16."""
+dilation 2, a stride along the height only, channel counts 13 and 16; a tall plane and a stride along
+the width only (vectors along the columns of the transposed plane)."""
 import numpy as np
 import pytest
 
@@ -15,6 +16,10 @@ CASES = {
     "c16_ow8_relu6": lambda: conv_case("depthwise", 312, (1, 6, 8, 16), None, (3, 3), act="RELU6"),
     "c4_dilation2_ow7": lambda: conv_case("depthwise", 313, (1, 9, 7, 4), None, (3, 3), dilation=(2, 2)),
     "c6_stride_h2_ow6": lambda: conv_case("depthwise", 314, (1, 9, 6, 6), None, (3, 3), stride=(2, 1)),
+    # a tall plane (vectors down the columns of the transposed plane), and a stride along the width only
+    "c8_tall_25x5_relu": lambda: conv_case("depthwise", 315, (1, 25, 5, 8), None, (3, 3), act="RELU"),
+    "c5_stride_w2_dilation2": lambda: conv_case("depthwise", 316, (1, 10, 9, 5), None, (3, 3), stride=(1, 2),
+                                                 dilation=(2, 2)),
 }
 
 
