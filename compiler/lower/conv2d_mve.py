@@ -17,7 +17,7 @@ import numpy as np
 from ..codegen.templates import template
 from ..poly import Statement, loops_to_c
 from .conv2d_arm import block_outputs, conv2d_mve, conv_geometry, inplace_buffer
-from .depthwise_mve import epilogue_constants
+from .depthwise_mve import depthwise_mve, epilogue_constants
 from .kernel import Kernel, affine, flat_index
 from .registry import variant
 from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require
@@ -117,7 +117,11 @@ def conv2d_mve_variant(fn, anchor, epi, pool, name, order=None) -> Kernel:
     """The arm_mve qnn.conv2d: the quad kernel where the epilogue allows it, else the 2 x 2 block kernel
     (``conv2d_arm.conv2d_mve``). ``order``: in place through a pixel buffer, pixels in that order."""
     g = conv_geometry(anchor)
-    require(g.G == 1, "no Helium depthwise / grouped conv kernel (the next variant, arm_dsp, has one)")
+    if g.G != 1:
+        kernel = depthwise_mve(fn, anchor, epi, pool, name, g, order) if g.depthwise else None
+        require(kernel is not None, "Helium depthwise: multiplier 1, int8 bias + requantize (+ clip) epilogue "
+                                    "only (the next variant, arm_dsp, takes the rest)")
+        return kernel
     check_flat_operands(epi, anchor.ty.shape, (1, 2))
     return conv2d_mve_quads(fn, anchor, epi, pool, name, g, order) or conv2d_mve(fn, anchor, epi, pool, name, order)
 

@@ -21,8 +21,11 @@ import numpy as np
 from ..codegen.templates import template
 from ..ir import Constant, Function
 from ..ops.conv_geom import conv_group
+from ..poly import Statement, loops_to_c
+from ..poly.isl_helpers import box
+from .depthwise_common import tap_pointers
 from .inplace_conv import finish
-from .kernel import Kernel
+from .kernel import Kernel, affine, flat_index
 from .simd import HEADERS
 
 
@@ -120,4 +123,54 @@ def lower_dw_plane_mve(fn: Function, name: str, pool, options) -> Kernel | None:
     return finish(kernel, fn, anchor, epi_ops, "inplace_dw_plane")
 
 
-__all__ = ["epilogue_constants", "lower_dw_plane_mve"]
+def depthwise_mve(fn, anchor, epi, pool, name, g, order=None) -> Kernel | None:
+    """The Helium depthwise kernel (multiplier 1, int8 output, the epilogue ``epilogue_constants``
+    takes; codegen_templates/depthwise/arm_mve.c.j2) over output pixels x channel quads, or None.
+    ``order``: in place through a one-pixel buffer (all channels of a pixel, then one store), pixels
+    in that order (lower_simd_inplace), as ``depthwise_arm.depthwise_dsp``."""
+    if g.M != 1 or g.C != g.G or fn.body.ty.dtype != "int8" or (order and g.N != 1):
+        return None
+    consts = epilogue_constants(anchor, epi.ops, g.K)
+    if consts is None:
+        return None
+    bias, mult, shift, ozp, clamp = consts
+    T = g.KH * g.KW
+    wt = anchor.args[1].value.reshape(g.K, T)
+    start = (bias + g.offset * wt.astype(np.int64).sum(axis=1) + 2 ** 31) % 2 ** 32 - 2 ** 31
+    arrs = [pool.ref(a.astype(np.int32), key=(k, id(anchor))) for k, a in
+            (("mve_dwq_bias", start), ("mve_dwq_mult", mult), ("mve_dwq_shift", shift))]
+    wT = pool.ref(np.ascontiguousarray(wt.T), key=("mve_dwq_wT", id(anchor)))
+    padded = g.pt or g.pl or g.pb or g.pr
+    zrow = pool.ref(np.full(g.C, g.zp, np.int8), key=("mve_zp_row", g.C, g.zp)) if padded else "p0"
+    t = template("depthwise/arm_mve.c.j2").module
+    x, out_shape = anchor.args[0], anchor.ty.shape
+    outer = ("n", "h", "w")
+    ob = box(outer, (g.N, g.OH, g.OW))
+
+    def taps(n, h, w):
+        return t.S_taps(tap_pointers(g, h, w, lambda ih, iw: f"p0 + {flat_index(x.ty.shape, [n, ih, iw, '0'])}"),
+                        zrow)
+
+    def dst(n, h, w, c):
+        return f"(int8_t *)scratch + {c}" if order else f"out + {flat_index(out_shape, [n, h, w, c])}"
+
+    def quad(n, h, w, q, k=4):
+        c = affine((q, 4))
+        return t.S_quad(c, T, g.K, wT, arrs, ozp, clamp, dst(n, h, w, c), k)
+
+    time = ("n", "-h", "-w") if order == "descending" else outer
+    stmts = [Statement("S_taps", outer, ob, time + ("0", "0"), taps)]
+    if g.K // 4:
+        stmts.append(Statement("S_quad", outer + ("q",), f"{ob} and 0 <= q < {g.K // 4}", time + ("1", "q"), quad))
+    if g.K % 4:
+        stmts.append(Statement("S_tail", outer, ob, time + ("2", "0"),
+                               lambda n, h, w: quad(n, h, w, str(g.K // 4), g.K % 4)))
+    if order:
+        stmts.append(Statement("S_store", outer, ob, time + ("3", "0"), lambda n, h, w:
+                               f"memcpy(out + {flat_index(out_shape, [n, h, w, '0'])}, scratch, {g.K});"))
+    macros, loops = loops_to_c(stmts)
+    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"const int8_t *tp[{T}];"], macros,
+                  macs=g.N * g.P * g.K * T, scratch_bytes=g.K if order else 0, headers=list(HEADERS))
+
+
+__all__ = ["depthwise_mve", "epilogue_constants", "lower_dw_plane_mve"]

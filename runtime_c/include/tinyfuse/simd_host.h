@@ -321,4 +321,31 @@ static inline void vstrbq_s32(int8_t *p, int32x4_t value)
     p[i] = (int8_t)(uint8_t)((uint32_t)value.v[i] & 0xFFu);
 }
 
+static inline int32x4_t vldrwq_z_s32(const int32_t *p, mve_pred16_t pred)
+{
+  int32x4_t r;
+  int i;
+  for (i = 0; i < 4; ++i)
+    r.v[i] = (((unsigned)pred >> (4 * i)) & 1u) ? p[i] : 0;
+  return r;
+}
+
+/* VMUL.I32: a * b per lane, wrapping */
+static inline int32x4_t vmulq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = (int32_t)((uint32_t)a.v[i] * (uint32_t)b.v[i]);
+  return a;
+}
+
+/* VSTRB.32, predicated: the low bytes of the active lanes to p[i] */
+static inline void vstrbq_p_s32(int8_t *p, int32x4_t value, mve_pred16_t pred)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    if (((unsigned)pred >> (4 * i)) & 1u)
+      p[i] = (int8_t)(uint8_t)((uint32_t)value.v[i] & 0xFFu);
+}
+
 #endif /* TINYFUSE_SIMD_H */
