@@ -8,7 +8,8 @@ away from zero, bit-exact with tf_mbqm's double rounding, QUANT.md), the output 
 and one 4-byte store. The last O % 4 channels go through the 2 x 2 blocks and the scalar epilogue.
 
 Taken when the group's epilogue is a bias add + int8 double-rounding requantize with right shifts
-only (+ a clip): ``depthwise_mve.epilogue_constants``; otherwise None (the caller's 2 x 2 kernel).
+only (+ a residual qnn.add, + a clip): ``requant_mve.quad_epilogue``; otherwise None (the caller's
+2 x 2 kernel).
 """
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ import numpy as np
 from ..codegen.templates import template
 from ..poly import Statement, loops_to_c
 from .conv2d_arm import block_outputs, conv2d_mve, conv_geometry, inplace_buffer
-from .depthwise_mve import depthwise_mve, epilogue_constants
+from .depthwise_mve import depthwise_mve
 from .kernel import Kernel, affine, flat_index
 from .registry import variant
+from .requant_mve import quad_epilogue
 from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require
 
 
@@ -61,11 +63,12 @@ def conv2d_mve_quads(fn, anchor, epi, pool, name, g, order=None) -> Kernel | Non
     two-pixel buffer, pixels in that order (as ``conv2d_arm.conv2d_mve``)."""
     if fn.body.ty.dtype != "int8" or g.K < 4:
         return None
-    if epilogue_constants(anchor, epi.ops, g.K) is None:
+    shape = anchor.ty.shape
+    if quad_epilogue(anchor, epi.ops, g.K, shape) is None:
         return None
     fold = offset_fold(anchor.args[1].value.reshape(g.K, g.reduction), g.offset)
     init = fold_offset(epi, anchor, fold, pool)     # into the bias when it fits (exact, see conv2d_mve)
-    bias, mult, shift, ozp, clamp = epilogue_constants(anchor, epi.ops, g.K)
+    bias, mult, shift, ozp, clamp, qa = quad_epilogue(anchor, epi.ops, g.K, shape)
     if init("0") != "0":                            # not merged: the tail blocks start at the folds
         bias = bias + fold
     bias = (bias + 2 ** 31) % 2 ** 32 - 2 ** 31     # int32 sums wrap (mod 2^32 the same total)
@@ -92,8 +95,10 @@ def conv2d_mve_quads(fn, anchor, epi, pool, name, g, order=None) -> Kernel | Non
         return "\n".join("{\n" + tm.im2col(n, affine((p, 1), (str(j), 1)), j, geo) + "}" for j in range(npix))
 
     def quad(n, p, o, npix):
+        idx = [[n, "0", affine((p, 1), (str(i), 1)), o] for i in range(npix)]
+        others = ["&" + epi.operand(qa.other, shape, ix, {}) for ix in idx] if qa else None
         return t.quad(npix, R, x_of(n, p), xs, f"{wname} + {affine((o, R))}", o, arrs, ozp, clamp,
-                      [dst(n, p, o, i) for i in range(npix)])
+                      [dst(n, p, o, i) for i in range(npix)], qa, others)
 
     def tail(n, p, npix):
         o0 = g.K // 4 * 4

@@ -19,7 +19,7 @@ from functools import partial
 import numpy as np
 
 from ..codegen.templates import template
-from .depthwise_mve import epilogue_constants
+from .requant_mve import quad_epilogue
 from .kernel import affine
 from .simd import offset_fold
 
@@ -87,12 +87,13 @@ def _quads(stage, pool, col: str, n: int, wname: str, fold, init, outs, b1) -> l
     """Statements (name, dims, constraints, tail, body(npix, **c)) of the stage's outputs in blocks of
     4 channels with the vector requantization (``conv2d/arm_mve_quad.c.j2``; the folded input offset
     goes into its bias) and the last K % 4 channels one at a time through the scalar epilogue; None
-    when the stage's epilogue is not the one that kernel computes (``depthwise_mve.epilogue_constants``)."""
+    when the stage's epilogue is not the one that kernel computes (``requant_mve.quad_epilogue``)."""
     g = stage.geo
-    consts = epilogue_constants(stage.anchor, stage.epi.ops, g.K) if g.K >= 4 else None
+    shape = stage.anchor.ty.shape
+    consts = quad_epilogue(stage.anchor, stage.epi.ops, g.K, shape) if g.K >= 4 else None
     if consts is None:
         return None
-    bias, mult, shift, ozp, clamp = consts
+    bias, mult, shift, ozp, clamp, qa = consts
     bias = (bias + fold + 2 ** 31) % 2 ** 32 - 2 ** 31          # int32 sums wrap: the same total
     arrs = [pool.ref(a.astype(np.int32), key=(k, id(stage.anchor))) for k, a in
             (("chain_mveq_bias", bias), ("chain_mveq_mult", mult), ("chain_mveq_shift", shift))]
@@ -102,8 +103,10 @@ def _quads(stage, pool, col: str, n: int, wname: str, fold, init, outs, b1) -> l
     def S_quad(npix, **c):
         o = affine((c["q"], 4))
         bs = [c["b"], b1(c)][:npix]
+        stage.epi.j = c["j"]
+        others = ["&" + stage.epi.operand(qa.other, shape, ["0", c["a"], b, o], {}) for b in bs] if qa else None
         return tq.quad(npix, n, f"(const int8_t *){col}", n, f"{wname} + {affine((o, n))}", o, arrs, ozp, clamp,
-                       ["&" + stage.dst(dict(c, b=b), o) for b in bs])
+                       ["&" + stage.dst(dict(c, b=b), o) for b in bs], qa, others)
 
     def S_rest(npix, **c):
         parts = []

@@ -24,3 +24,18 @@ def test_fused_chain_mve_on_cortex_m55(tmp_path):
         (got,) = run_target(build_target(result, get_target("cortex-m55"), tmp_path / str(i), [x]))
         (ref,) = run_module(result.module, [x])
         assert np.array_equal(got, ref)
+
+
+def test_helium_conv_with_residual_add_unfused_on_cortex_m55(tmp_path):
+    """The quad kernel's residual qnn.add in vector form (lower/requant_mve.py) on unfused convs (no
+    poly_fuse): a ResNet block with 12 channels (3 quads) and a 7-channel one (a quad + the scalar tail)."""
+    require_tools("cortex-m55")
+    blocks = ([dict(cout=12, relu=True), dict(cout=12), dict(add=(0, 1))],
+              [dict(cout=7, relu=True), dict(cout=7, relu=True), dict(add=(0, 1))])
+    for i, layers in enumerate(blocks):
+        model, x = qdq_chain((1, 7, 9, 5), layers, seed=10 + i)
+        result = compile_model(model, target="cortex-m55", disabled_passes=("poly_fuse",))
+        assert any("qnn.add" in k.ops and "vshlq_n_s32" in str(k.code) for k in result.kernels)
+        (got,) = run_target(build_target(result, get_target("cortex-m55"), tmp_path / str(i), [x]))
+        (ref,) = run_module(result.module, [x])
+        assert np.array_equal(got, ref)

@@ -348,4 +348,21 @@ static inline void vstrbq_p_s32(int8_t *p, int32x4_t value, mve_pred16_t pred)
       p[i] = (int8_t)(uint8_t)((uint32_t)value.v[i] & 0xFFu);
 }
 
+static inline int32x4_t vsubq_n_s32(int32x4_t a, int32_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = (int32_t)((uint32_t)a.v[i] - (uint32_t)b);
+  return a;
+}
+
+/* VSHL.I32 #n (0 <= n <= 31), wrapping */
+static inline int32x4_t vshlq_n_s32(int32x4_t a, int n)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = (int32_t)((uint32_t)a.v[i] << n);
+  return a;
+}
+
 #endif /* TINYFUSE_SIMD_H */
