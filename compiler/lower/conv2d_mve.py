@@ -91,8 +91,10 @@ def conv2d_mve_quads(fn, anchor, epi, pool, name, g, order=None) -> Kernel | Non
             return f"{tmp} + {affine((o, 1), (str(i * g.K), 1))}"
         return f"out + {flat_index(anchor.ty.shape, [n, '0', affine((p, 1), (str(i), 1)), o])}"
 
+    fill = t.im2col_rows if g.dw == 1 else tm.im2col
+
     def col(n, p, npix):
-        return "\n".join("{\n" + tm.im2col(n, affine((p, 1), (str(j), 1)), j, geo) + "}" for j in range(npix))
+        return "\n".join("{\n" + fill(n, affine((p, 1), (str(j), 1)), j, geo) + "}" for j in range(npix))
 
     def quad(n, p, o, npix):
         idx = [[n, "0", affine((p, 1), (str(i), 1)), o] for i in range(npix)]
