@@ -7,10 +7,10 @@ Exact with TFLM (int32 lanes, no narrower accumulation; the input offset folded 
 padded taps read the zero point). Taken when the group is the common int8 depthwise epilogue: a
 constant int32 bias add (per channel or one value), then a double-rounding qnn.requantize to int8 with
 constant multipliers and right shifts only (shift <= 0; per channel or one value), input zero point 0,
-optionally a clip (fused ReLU / ReLU6). Vectors run along output rows (stride 1 along the width:
-contiguous plane loads) or, for a tall plane, along output columns of the plane stored transposed
-(stride 1 along the height; same bytes, the copy writes it transposed), whichever takes fewer
-vectors. Anything else: None (the portable dw_plane kernel).
+optionally a clip (fused ReLU / ReLU6). Vectors run along output rows, or, for a tall plane, along
+output columns of the plane stored transposed (same bytes, the copy writes it transposed), whichever
+takes fewer vectors; the lanes are contiguous plane bytes at stride 1 along the vector, gathered
+(VLDRB.S32 gather) at a larger stride. Anything else: None (the portable dw_plane kernel).
 """
 from __future__ import annotations
 
@@ -71,22 +71,21 @@ def epilogue_constants(anchor, epi_ops, K: int) -> tuple | None:
     return bias, mult, shift, int(a["output_zero_point"]), clamp
 
 
-def _layout(g) -> tuple[dict | None, list]:
+def _layout(g) -> tuple[dict, list]:
     """The plane layout (template ``body``'s L) and the taps [(plane offset, weight local)]: vectors
-    along output rows over the plane as is (stride 1 along the width), or along output columns over
-    the plane stored transposed (stride 1 along the height), whichever takes fewer vectors."""
+    along output rows over the plane as is, or along output columns over the plane stored transposed,
+    whichever takes fewer vectors (a tie: the one with stride 1 along the vector, contiguous loads;
+    a stride > 1 there gathers the lanes)."""
     ph, pw = g.plane
     copy_h, copy_w = min(g.H, ph - g.pt), min(g.W, pw - g.pl)
-    rows = g.OH * -(-g.OW // 4) if g.sw == 1 else None
-    cols = g.OW * -(-g.OH // 4) if g.sh == 1 else None
-    if rows is None and cols is None:
-        return None, []
-    if cols is None or (rows is not None and rows <= cols):
+    rows = (g.OH * -(-g.OW // 4), g.sw)
+    cols = (g.OW * -(-g.OH // 4), g.sh)
+    if rows <= cols:
         L = dict(copy_h=copy_h, copy_w=copy_w, dst_h=pw, dst_w=1, base=g.pt * pw + g.pl, outer=g.OH, inner=g.OW,
-                 step=g.sh * pw, out_outer=g.OW * g.K, lane=g.K)
+                 step=g.sh * pw, vstep=g.sw, out_outer=g.OW * g.K, lane=g.K)
         return L, [(r * g.dh * pw + s * g.dw, f"w{r * g.KW + s}") for r in range(g.KH) for s in range(g.KW)]
     L = dict(copy_h=copy_h, copy_w=copy_w, dst_h=1, dst_w=ph, base=g.pl * ph + g.pt, outer=g.OW, inner=g.OH,
-             step=g.sw * ph, out_outer=g.K, lane=g.OW * g.K)
+             step=g.sw * ph, vstep=g.sh, out_outer=g.K, lane=g.OW * g.K)
     return L, [(s * g.dw * ph + r * g.dh, f"w{r * g.KW + s}") for r in range(g.KH) for s in range(g.KW)]
 
 
@@ -108,8 +107,6 @@ def lower_dw_plane_mve(fn: Function, name: str, pool, options) -> Kernel | None:
     if np.any(np.abs(start) >= 2 ** 31):
         return None
     L, taps = _layout(g)
-    if L is None:
-        return None
     init = pool.ref(start.astype(np.int32), key=("mve_dw_start", id(anchor)))
     mname = pool.ref(mult.astype(np.int32), key=("mve_dw_mult", id(anchor)))
     sname = pool.ref(shift.astype(np.int32), key=("mve_dw_shift", id(anchor)))
@@ -117,7 +114,7 @@ def lower_dw_plane_mve(fn: Function, name: str, pool, options) -> Kernel | None:
     body = template("inplace_conv/arm_mve.c.j2").module.body(
         g, L, ph * pw, g.zp, taps, pool.ref(anchor.args[1]), f"{init}[k]", f"{mname}[k]", f"{sname}[k]", ozp, clamp)
     # a line's last vector loads whole (its store is predicated): up to 3 bytes past the plane
-    last = (L["outer"] - 1) * L["step"] + max(off for off, _ in taps) + -(-L["inner"] // 4) * 4 - 1
+    last = (L["outer"] - 1) * L["step"] + max(off for off, _ in taps) + (-(-L["inner"] // 4) * 4 - 1) * L["vstep"]
     kernel = Kernel(name, [p.ty for p in fn.params], fn.body.ty, body, ["int8_t *plane = (int8_t *)scratch;"], "",
                     macs=g.macs, scratch_bytes=max(ph * pw, last + 1), headers=list(HEADERS))
     return finish(kernel, fn, anchor, epi_ops, "inplace_dw_plane")

@@ -2,7 +2,7 @@
 vector and the vectorised requantization) under qemu on Cortex-M55, one-op int8 models against TFLM
 byte for byte: widths with a tail vector (OW % 4 = 1..3) and without, a fused ReLU and ReLU6 (clip),
 dilation 2, a stride along the height only, channel counts 13 and 16; a tall plane and a stride along
-the width only (vectors along the columns of the transposed plane)."""
+the width only (vectors along the columns of the transposed plane); stride 2 both ways (gathered lanes)."""
 import numpy as np
 import pytest
 
@@ -20,6 +20,10 @@ CASES = {
     "c8_tall_25x5_relu": lambda: conv_case("depthwise", 315, (1, 25, 5, 8), None, (3, 3), act="RELU"),
     "c5_stride_w2_dilation2": lambda: conv_case("depthwise", 316, (1, 10, 9, 5), None, (3, 3), stride=(1, 2),
                                                  dilation=(2, 2)),
+    # stride 2 both ways (gathered lanes), many channels on a small plane
+    "c64_stride2_relu6": lambda: conv_case("depthwise", 317, (1, 5, 5, 64), None, (3, 3), stride=(2, 2),
+                                           act="RELU6"),
+    "c40_stride2_4x6": lambda: conv_case("depthwise", 318, (1, 4, 6, 40), None, (3, 3), stride=(2, 2)),
 }
 
 

@@ -365,4 +365,14 @@ static inline int32x4_t vshlq_n_s32(int32x4_t a, int n)
   return a;
 }
 
+/* VLDRB.S32 gather: lane i = base[offset[i]] sign-extended */
+static inline int32x4_t vldrbq_gather_offset_s32(const int8_t *base, uint32x4_t offset)
+{
+  int32x4_t r;
+  int i;
+  for (i = 0; i < 4; ++i)
+    r.v[i] = base[offset.v[i]];
+  return r;
+}
+
 #endif /* TINYFUSE_SIMD_H */
