@@ -78,7 +78,8 @@ def test_simd_kernel_equals_portable_and_tflm(name, tmp_path, monkeypatch):
             f"{target} {variant}{' in place' if inplace else ''}: {np.sum(y != ref)} outputs differ ({case.desc})"
 
 
-@pytest.mark.parametrize("model,target", [("kws_ref_model", "cortex-m4"), ("pretrainedResnet_quant", "cortex-m55")])
+@pytest.mark.parametrize("model,target", [("kws_ref_model", "cortex-m4"), ("pretrainedResnet_quant", "cortex-m55"),
+                                          ("kws_ref_model", "cortex-m55")])
 def test_simd_sources_compile_warning_free_with_gcc_and_clang(model, target, tmp_path):
     """The generated arm_dsp / arm_mve C (ACLE intrinsics, inline asm, Helium intrinsics) builds with
     -Wall -Wextra -Wconversion -Werror under arm-none-eabi-gcc and clang."""
