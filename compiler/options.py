@@ -46,7 +46,7 @@ def resolve_variants(target: Target, kernels: str = "auto") -> tuple[str, ...]:
 # without importing the kernel families; ``lower.registry.variant`` refuses a registration not
 # declared here, and tests/unit/test_registry.py checks the registered VARIANTS equal it.
 VARIANT_ANCHORS = {"qnn.conv2d": ("arm_mve", "arm_dsp"), "qnn.matmul": ("arm_mve", "arm_dsp"),
-                   "horizontal": ("arm_mve", "arm_dsp")}
+                   "horizontal": ("arm_mve", "arm_dsp"), "qnn.avg_pool2d": ("arm_mve",)}
 
 
 @dataclass

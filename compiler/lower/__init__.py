@@ -25,6 +25,7 @@ from . import pool_indices  # noqa: F401  (nn.max_pool2d_indices: MaxPool's Indi
 from . import recurrent, svdf  # noqa: F401  (nn.lstm, nn.gru, qnn.lstm, nn.svdf, qnn.svdf)
 from . import conv2d_arm, horizontal_arm, matmul_arm  # noqa: F401  (the SIMD variants)
 from . import conv2d_mve  # noqa: F401  (arm_mve qnn.conv2d: vector requantization)
+from . import pool_mve  # noqa: F401  (arm_mve qnn.avg_pool2d)
 from . import pool as _pool_family  # noqa: F401  (aliased: ``pool`` is the ConstPool parameter below)
 from .kernel import ConstPool, Epilogue, Kernel, split_group
 from .registry import LOWERINGS, VARIANTS, Unsupported, lowering, variant  # noqa: F401  (re-exported)

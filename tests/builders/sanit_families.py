@@ -41,7 +41,7 @@ DSP_TARGETS = ("host", "cortex-m4")              # depthwise: arm_dsp only (cort
 # the models with SIMD anchors, compiled for the Arm targets too (every other model: host only)
 ARM_TARGETS = {"q_conv_relu6": SIMD_TARGETS, "q_conv_s2_valid": SIMD_TARGETS, "q_dw_mult2_s2": DSP_TARGETS,
                "q_fc": SIMD_TARGETS, "q_poly_chain": SIMD_TARGETS, "q_down_block": SIMD_TARGETS,
-               "q_horizontal": SIMD_TARGETS, "q_dw_inplace": SIMD_TARGETS}
+               "q_horizontal": SIMD_TARGETS, "q_dw_inplace": SIMD_TARGETS, "q_avg_pool": SIMD_TARGETS}
 
 
 @dataclass

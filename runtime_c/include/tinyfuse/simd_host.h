@@ -375,4 +375,9 @@ static inline int32x4_t vldrbq_gather_offset_s32(const int8_t *base, uint32x4_t 
   return r;
 }
 
+static inline int32_t vgetq_lane_s32(int32x4_t v, int lane)
+{
+  return v.v[lane];
+}
+
 #endif /* TINYFUSE_SIMD_H */
