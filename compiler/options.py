@@ -55,7 +55,8 @@ def resolve_variants(target: Target, kernels: str = "auto") -> tuple[str, ...]:
 # without importing the kernel families; ``lower.registry.variant`` refuses a registration not
 # declared here, and tests/unit/test_registry.py checks the registered VARIANTS equal it.
 VARIANT_ANCHORS = {"qnn.conv2d": ("sparse", "arm_mve", "arm_dsp"), "qnn.matmul": ("sparse", "arm_mve", "arm_dsp"),
-                   "horizontal": ("arm_mve", "arm_dsp"), "nn.conv2d": ("arm_fpu",), "nn.matmul": ("arm_fpu",)}
+                   "horizontal": ("arm_mve", "arm_dsp"), "nn.conv2d": ("arm_fpu",), "nn.matmul": ("arm_fpu",),
+                   "qnn.avg_pool2d": ("arm_mve",)}
 
 
 @dataclass
@@ -159,5 +160,5 @@ def first_variant(op: str, allowed) -> str:
     return next((v for v in VARIANT_ANCHORS.get(op, ()) if v in allowed), "ref")
 
 
-VARIANT_ANCHORS = {"qnn.conv2d": ("sparse", "arm_mve", "arm_dsp"), "qnn.matmul": ("sparse", "arm_mve", "arm_dsp"),
-                   "horizontal": ("arm_mve", "arm_dsp"), "nn.conv2d": ("arm_fpu",), "nn.matmul": ("arm_fpu",)}
+__all__ = ["CompileContext", "CompileOptions", "FEATURES", "IO_BUFFERS", "KERNEL_CHOICES", "SPARSE_CHOICES",
+           "VARIANT_ANCHORS", "WEIGHT_VARIANTS", "WEIGHTS_DTYPES", "first_variant", "resolve_variants"]

@@ -37,6 +37,11 @@ IPM = {
     ("dw", "pixel_buffer"): 14.0,
     ("conv", "fused_chain"): 7.6, ("dw", "fused_chain"): 15.5, ("pw", "fused_chain"): 6.8,
     ("conv", "fused_chain_dsp"): 1.9, ("dw", "fused_chain_dsp"): 6.5, ("pw", "fused_chain_dsp"): 2.0,
+    # cortex-m55 (Helium) measurements, `PYTHONPATH=.imp python benchmarks/mve_m55.py` (ResNet-8, KWS,
+    # VWW-like; default and --disable-pass poly_fuse), the epilogue's EPILOGUE_INSNS per output taken off
+    # (the vector requantization costs less: a bound); conv/pw in a chain: lower/fused_chain_mve.py
+    ("conv", "arm_mve"): 0.20, ("pw", "arm_mve"): 0.15, ("dw", "arm_mve"): 2.0,
+    ("conv", "fused_chain_mve"): 0.25, ("pw", "fused_chain_mve"): 0.25,
 }
 EPILOGUE_INSNS = 14           # requantize + clamp + store of one output element
 ROW_OVERHEAD_INSNS = 12       # per output row per stage of a fused chain (step bookkeeping, ring slot)
@@ -74,9 +79,17 @@ class Decision:
     reason: str
 
 
-# variants without their own measurements, costed as the nearest measured one: the Helium kernels
-# (no qemu instruction counts yet) as the DSP kernels they replace, a bound on their speed
-COSTED_AS = {"arm_mve": "arm_dsp"}
+# variants without their own measurements, costed as the nearest measured one: a chain's depthwise
+# stage on a Helium core (it runs the DSP stage) as the DSP stage
+COSTED_AS = {"arm_mve": "arm_dsp", "fused_chain_mve": "fused_chain_dsp"}
+
+
+def chain_variant(fam: str, options) -> str:
+    """The variant a chain stage of family ``fam`` runs as under ``options`` (``lower/fused_chain``'s
+    choice): Helium conv / pw stages when arm_mve is allowed, DSP stages when arm_dsp is, else portable."""
+    if options.allows("arm_mve") and fam != "dw":
+        return "fused_chain_mve"
+    return "fused_chain_dsp" if options.chain_dsp else "fused_chain"
 
 
 def ipm(fam: str, variant: str) -> float:
@@ -106,10 +119,9 @@ def conv_bytes(geo, weights: bool = True) -> int:
 
 def chain_estimate(plan, options) -> ChainEstimate:
     """Fused vs unfused estimate of a ``linebuf.ChainPlan`` under ``options`` (a CompileOptions): the
-    fused kernel with DSP stages when ``options.chain_dsp``, the members unfused as the conv variant
-    lowering would pick (``options.first_variant``), the target's roofline."""
+    fused kernel's stages as ``chain_variant`` (Helium, DSP or portable), the members unfused as the
+    conv variant lowering would pick (``options.first_variant``), the target's roofline."""
     target = options.target
-    fused_variant = "fused_chain_dsp" if options.chain_dsp else "fused_chain"
     unfused_variant = first_variant("qnn.conv2d", options.variants)
     fused_insns = unf_insns = 0.0
     fused_bytes = unf_bytes = 0
@@ -119,7 +131,7 @@ def chain_estimate(plan, options) -> ChainEstimate:
         fam = g.family
         evals = plan.evaluations[i]
         macs_i = evals * g.KH * g.KW * g.Cg
-        fused_insns += macs_i * ipm(fam, fused_variant) + evals * EPILOGUE_INSNS
+        fused_insns += macs_i * ipm(fam, chain_variant(fam, options)) + evals * EPILOGUE_INSNS
         fused_insns += plan.ntiles * g.OH * ROW_OVERHEAD_INSNS
         unf_insns += g.macs * ipm(fam, unfused_variant) + g.out_bytes * EPILOGUE_INSNS
         b = conv_bytes(g)

@@ -26,6 +26,8 @@ from . import recurrent, svdf  # noqa: F401  (nn.lstm, nn.gru, qnn.lstm, nn.svdf
 from . import conv2d_arm, horizontal_arm, matmul_arm  # noqa: F401  (the SIMD variants)
 from . import conv2d_fpu  # noqa: F401  (the float VFMA variants, arm_fpu)
 from . import sparse_conv  # noqa: F401  (the sparse variant: int8 weights without their zeros)
+from . import conv2d_mve  # noqa: F401  (arm_mve qnn.conv2d: vector requantization)
+from . import pool_mve  # noqa: F401  (arm_mve qnn.avg_pool2d)
 from . import pool as _pool_family  # noqa: F401  (aliased: ``pool`` is the ConstPool parameter below)
 from .kernel import ConstPool, Epilogue, Kernel, split_group
 from .slicing import found_slice

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..ir import Function
 from . import lower_group, lower_simd_inplace
 from .depthwise_rows_arm import lower_dw_rows
+from .depthwise_mve import lower_dw_plane_mve
 from .inplace_conv import lower_dw_plane, lower_pixel_buffer
 from .sparse_conv import dw_plane_sparse
 
@@ -16,9 +17,9 @@ def lower_for_arena(fn: Function, name: str, pool, options, option=None):
     if fn.attrs.get("poly"):
         from .fused_chain import lower_fused_chain
         return lower_fused_chain(fn, name, pool, options)
-    if option is not None and option.rule == "dw_plane":   # sparse weights, else the DSP row-buffered kernel
-        return dw_plane_sparse(fn, name, pool, options.context) or lower_dw_rows(fn, name, pool, options) \
-            or lower_dw_plane(fn, name, pool)
+    if option is not None and option.rule == "dw_plane":   # sparse weights, Helium, the DSP row-buffered kernel
+        return dw_plane_sparse(fn, name, pool, options.context) or lower_dw_plane_mve(fn, name, pool, options) \
+            or lower_dw_rows(fn, name, pool, options) or lower_dw_plane(fn, name, pool)
     if option is not None and option.rule == "pixel_buffer":   # the target's SIMD conv, same pixel order, if any
         return lower_simd_inplace(fn, name, pool, options, option.order) \
             or lower_pixel_buffer(fn, name, pool, option.order)

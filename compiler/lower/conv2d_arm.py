@@ -181,9 +181,10 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
                         micro=micro, och=WIDE_CHANNELS if wide else 2)
 
 
-@variant("arm_mve", "qnn.conv2d")
 def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
-    """``order``: run in place through a pixel buffer (lower_simd_inplace), pixels in that order."""
+    """The 2 x 2 block kernel with the scalar epilogue (the arm_mve variant, ``conv2d_mve.py``, tries its
+    vector-requantization kernel first). ``order``: run in place through a pixel buffer
+    (lower_simd_inplace), pixels in that order."""
     g = conv_geometry(anchor)
     require(g.G == 1, "no Helium depthwise / grouped conv kernel (the next variant, arm_dsp, has one)")
     check_flat_operands(epi, anchor.ty.shape, (1, 2))
@@ -200,4 +201,4 @@ def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
 
 
 __all__ = ["WIDE_BODY", "WIDE_CHANNELS", "WIDE_STEPS", "block_inits", "block_outputs", "blocked_statements",
-           "conv_geometry", "inplace_buffer", "wide_direct"]
+           "conv2d_mve", "conv_geometry", "inplace_buffer", "wide_direct"]

@@ -24,6 +24,7 @@ from ..poly.chain import chain_of
 from ..poly.codegen import schedule_to_c
 from ..poly.linebuf import ChainPlan, analyze, pixel_pairs, statement_schedule
 from .depthwise_common import quad_weights, tap_pointers
+from .fused_chain_mve import mve_conv
 from .inplace_conv import finish
 from .kernel import Epilogue, Kernel, affine
 from .simd import HEADERS
@@ -100,8 +101,13 @@ def _stage_bodies(i, geo, st, mc, anchor, epi, pool, plan, rings, chain, t) -> d
 
 
 def _dsp_kind(geo: ConvGeom, options) -> str | None:
-    """'conv' / 'dw' when the stage has a DSP form and ``options.chain_dsp``, else None (portable C)."""
-    if not options.chain_dsp or geo.nchw_input:    # the DSP stages read NHWC pixel runs: portable C
+    """'conv_mve' (groups 1, ``options`` allow arm_mve: ``fused_chain_mve``), 'conv' / 'dw' when the stage
+    has a DSP form and ``options.chain_dsp``, else None (portable C)."""
+    if geo.nchw_input:                             # the SIMD stages read NHWC pixel runs: portable C
+        return None
+    if geo.G == 1 and options.allows("arm_mve"):
+        return "conv_mve"
+    if not options.chain_dsp:
         return None
     if geo.G == 1:
         return "conv"
@@ -157,6 +163,8 @@ def _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, t, c
         return f"out[{affine((c['a'], geo.OW * geo.K), (c['b'], geo.K), (k, 1))}]"
 
     stage = _DspStage(i, geo, anchor, epi, t, src, dst, f"off2_{i}")
+    if kind == "conv_mve":
+        return mve_conv(stage, pool, col_off)
     if kind == "dw" or geo.C % 4 == 0:
         decls.append(f"const int32_t {stage.off2} = tf_pack_offset({-geo.zp});")
     if kind == "conv":

@@ -41,7 +41,8 @@ DSP_TARGETS = ("host", "cortex-m4")              # depthwise: arm_dsp only (cort
 # the models with SIMD anchors, compiled for the Arm targets too (every other model: host only)
 ARM_TARGETS = {"q_conv_relu6": SIMD_TARGETS, "q_conv_s2_valid": SIMD_TARGETS, "q_dw_mult2_s2": DSP_TARGETS,
                "q_fc": SIMD_TARGETS, "q_poly_chain": SIMD_TARGETS, "q_down_block": SIMD_TARGETS,
-               "q_horizontal": SIMD_TARGETS, "f_gemm_softmax": DSP_TARGETS, "f_fpu_convs": DSP_TARGETS}
+               "q_horizontal": SIMD_TARGETS, "f_gemm_softmax": DSP_TARGETS, "f_fpu_convs": DSP_TARGETS,
+               "q_dw_inplace": SIMD_TARGETS, "q_avg_pool": SIMD_TARGETS}
 
 
 @dataclass
@@ -193,7 +194,7 @@ def int8_tflm_models() -> list[FamilyModel]:
         _tflm("q_conv_relu6", conv_case("conv", 0, (1, 9, 7, 8), 12, (3, 3), act="RELU6")),
         _tflm("q_conv_s2_valid", conv_case("conv", 5, (1, 8, 9, 5), 6, (3, 3), (2, 2), "VALID")),
         _tflm("q_dw_mult2_s2", conv_case("dw", 1, (1, 9, 8, 4), 0, (3, 3), (2, 2), mult=2)),
-        _tflm("q_dw_inplace", conv_case("dw", 2, (1, 7, 6, 8), 0, (3, 3))),     # the same kernel on every target
+        _tflm("q_dw_inplace", conv_case("dw", 2, (1, 7, 6, 8), 0, (3, 3))),     # Helium on cortex-m55 (depthwise_mve)
         _tflm("q_fc", fc_case(2, 3, 37, 10, act="RELU")),
         _tflm("q_add_relu", binary_case("add", 3, (1, 4, 5, 6), (1, 4, 5, 6), "RELU")),
         _tflm("q_mul_bcast", misc_binary("mul", 4, (1, 5, 7, 6), (1, 5, 1, 1), "RELU")),

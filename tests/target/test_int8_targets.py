@@ -1,6 +1,6 @@
 """The int8 MLPerf Tiny models (KWS, ResNet-8, AD) on every core under qemu: byte-identical to TFLite
-Micro and to the host build, with the target's kernel variants (arm_dsp on M4/M7/M33, arm_mve + the
-DSP depthwise on M55, portable C on M0 and RV32)."""
+Micro and to the host build, with the target's kernel variants (arm_dsp on M4/M7/M33, arm_mve on M55,
+portable C on M0 and RV32)."""
 import numpy as np
 import pytest
 
@@ -15,7 +15,7 @@ INT8_MODELS = ["kws_ref_model", "pretrainedResnet_quant", "ad01_int8"]
 TARGETS = ["cortex-m0", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55", "rv32imac"]
 # the variant every conv / fully-connected kernel must get: (regular conv and FC, depthwise)
 VARIANTS = {"cortex-m0": ("ref", "ref"), "cortex-m4": ("arm_dsp", "arm_dsp"), "cortex-m7": ("arm_dsp", "arm_dsp"),
-            "cortex-m33": ("arm_dsp", "arm_dsp"), "cortex-m55": ("arm_mve", "arm_dsp"), "rv32imac": ("ref", "ref")}
+            "cortex-m33": ("arm_dsp", "arm_dsp"), "cortex-m55": ("arm_mve", "arm_mve"), "rv32imac": ("ref", "ref")}
 
 
 def _io(model):

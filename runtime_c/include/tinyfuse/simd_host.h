@@ -156,6 +156,256 @@ static inline int32_t tf_smlabt(int32_t a, int32_t b, int32_t acc)
 static inline int32_t tf_smlatb(int32_t a, int32_t b, int32_t acc)
 {
   return (int32_t)((uint32_t)acc + (uint32_t)(tf_h_((uint32_t)a, 1) * tf_h_((uint32_t)b, 0)));
+/* ---- Helium int32x4 subset (the vector requantization of the in-place depthwise,
+ * codegen_templates/inplace_conv/arm_mve.c.j2): 4 int32 lanes, lane i active when predicate bit 4i is
+ * set (VCTP32 sets 4 bits per lane). VQRDMULH, VQADD saturate; VRSHL by a negative count rounds the
+ * right shift half up, computed without overflow (as the hardware). ---- */
+typedef struct { int32_t v[4]; } int32x4_t;
+typedef struct { uint32_t v[4]; } uint32x4_t;
+
+static inline mve_pred16_t vctp32q(uint32_t n)
+{
+  return (mve_pred16_t)(n >= 4u ? 0xFFFFu : (1u << (4u * n)) - 1u);
+}
+
+static inline int32x4_t vldrbq_s32(const int8_t *p)
+{
+  int32x4_t r;
+  int i;
+  for (i = 0; i < 4; ++i)
+    r.v[i] = p[i];
+  return r;
+}
+
+static inline int32x4_t vldrbq_z_s32(const int8_t *p, mve_pred16_t pred)
+{
+  int32x4_t r;
+  int i;
+  for (i = 0; i < 4; ++i)
+    r.v[i] = (((unsigned)pred >> (4 * i)) & 1u) ? p[i] : 0;
+  return r;
+}
+
+static inline int32x4_t vdupq_n_s32(int32_t a)
+{
+  int32x4_t r;
+  int i;
+  for (i = 0; i < 4; ++i)
+    r.v[i] = a;
+  return r;
+}
+
+/* VMLA.S32: add + m1 * m2 per lane, wrapping */
+static inline int32x4_t vmlaq_n_s32(int32x4_t add, int32x4_t m1, int32_t m2)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    add.v[i] = (int32_t)((uint32_t)add.v[i] + (uint32_t)m1.v[i] * (uint32_t)m2);
+  return add;
+}
+
+static inline int32x4_t vqrdmulhq_n_s32(int32x4_t a, int32_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = (a.v[i] == INT32_MIN && b == INT32_MIN) ? INT32_MAX
+             : (int32_t)(((int64_t)a.v[i] * (int64_t)b + (1LL << 30)) >> 31);
+  return a;
+}
+
+static inline int32x4_t vrshlq_n_s32(int32x4_t a, int32_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i) {
+    if (b >= 0)
+      a.v[i] = (int32_t)((uint32_t)a.v[i] << (b > 31 ? 31 : b));
+    else
+      a.v[i] = (int32_t)(((int64_t)a.v[i] + (1LL << (-b - 1))) >> -b);
+  }
+  return a;
+}
+
+static inline int32x4_t vqaddq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i) {
+    const int64_t s = (int64_t)a.v[i] + b.v[i];
+    a.v[i] = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : (int32_t)s;
+  }
+  return a;
+}
+
+/* VSHR.S32 (arithmetic, 1 <= n <= 32) */
+static inline int32x4_t vshrq_n_s32(int32x4_t a, int n)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = n >= 32 ? (a.v[i] < 0 ? -1 : 0) : (a.v[i] < 0 ? ~(~a.v[i] >> n) : a.v[i] >> n);
+  return a;
+}
+
+static inline int32x4_t vaddq_n_s32(int32x4_t a, int32_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = (int32_t)((uint32_t)a.v[i] + (uint32_t)b);
+  return a;
+}
+
+static inline int32x4_t vmaxq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = a.v[i] > b.v[i] ? a.v[i] : b.v[i];
+  return a;
+}
+
+static inline int32x4_t vminq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = a.v[i] < b.v[i] ? a.v[i] : b.v[i];
+  return a;
+}
+
+/* VIDUP: a, a + imm, a + 2 imm, a + 3 imm */
+static inline uint32x4_t vidupq_n_u32(uint32_t a, int imm)
+{
+  uint32x4_t r;
+  int i;
+  for (i = 0; i < 4; ++i)
+    r.v[i] = a + (uint32_t)(i * imm);
+  return r;
+}
+
+static inline uint32x4_t vmulq_n_u32(uint32x4_t a, uint32_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] *= b;
+  return a;
+}
+
+/* VSTRB.32 scatter: the low byte of lane i to base[offset[i]] (active lanes only) */
+static inline void vstrbq_scatter_offset_p_s32(int8_t *base, uint32x4_t offset, int32x4_t value, mve_pred16_t pred)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    if (((unsigned)pred >> (4 * i)) & 1u)
+      base[offset.v[i]] = (int8_t)(uint8_t)((uint32_t)value.v[i] & 0xFFu);
+}
+
+static inline int32x4_t vldrwq_s32(const int32_t *p)
+{
+  int32x4_t r;
+  memcpy(r.v, p, 16);
+  return r;
+}
+
+static inline int32x4_t vsetq_lane_s32(int32_t a, int32x4_t v, int lane)
+{
+  v.v[lane] = a;
+  return v;
+}
+
+static inline int32x4_t vaddq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = (int32_t)((uint32_t)a.v[i] + (uint32_t)b.v[i]);
+  return a;
+}
+
+static inline int32x4_t vandq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] &= b.v[i];
+  return a;
+}
+
+static inline int32x4_t vqrdmulhq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = vqrdmulhq_n_s32(vdupq_n_s32(a.v[i]), b.v[i]).v[0];
+  return a;
+}
+
+/* VRSHL by a per-lane signed count (the low byte of b's lane) */
+static inline int32x4_t vrshlq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = vrshlq_n_s32(vdupq_n_s32(a.v[i]), b.v[i]).v[0];
+  return a;
+}
+
+/* VSTRB.32: the low bytes of the 4 lanes to p[0..3] */
+static inline void vstrbq_s32(int8_t *p, int32x4_t value)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    p[i] = (int8_t)(uint8_t)((uint32_t)value.v[i] & 0xFFu);
+}
+
+static inline int32x4_t vldrwq_z_s32(const int32_t *p, mve_pred16_t pred)
+{
+  int32x4_t r;
+  int i;
+  for (i = 0; i < 4; ++i)
+    r.v[i] = (((unsigned)pred >> (4 * i)) & 1u) ? p[i] : 0;
+  return r;
+}
+
+/* VMUL.I32: a * b per lane, wrapping */
+static inline int32x4_t vmulq_s32(int32x4_t a, int32x4_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = (int32_t)((uint32_t)a.v[i] * (uint32_t)b.v[i]);
+  return a;
+}
+
+/* VSTRB.32, predicated: the low bytes of the active lanes to p[i] */
+static inline void vstrbq_p_s32(int8_t *p, int32x4_t value, mve_pred16_t pred)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    if (((unsigned)pred >> (4 * i)) & 1u)
+      p[i] = (int8_t)(uint8_t)((uint32_t)value.v[i] & 0xFFu);
+}
+
+static inline int32x4_t vsubq_n_s32(int32x4_t a, int32_t b)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = (int32_t)((uint32_t)a.v[i] - (uint32_t)b);
+  return a;
+}
+
+/* VSHL.I32 #n (0 <= n <= 31), wrapping */
+static inline int32x4_t vshlq_n_s32(int32x4_t a, int n)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    a.v[i] = (int32_t)((uint32_t)a.v[i] << n);
+  return a;
+}
+
+/* VLDRB.S32 gather: lane i = base[offset[i]] sign-extended */
+static inline int32x4_t vldrbq_gather_offset_s32(const int8_t *base, uint32x4_t offset)
+{
+  int32x4_t r;
+  int i;
+  for (i = 0; i < 4; ++i)
+    r.v[i] = base[offset.v[i]];
+  return r;
+}
+
+static inline int32_t vgetq_lane_s32(int32x4_t v, int lane)
+{
+  return v.v[lane];
 }
 
 #endif /* TINYFUSE_SIMD_H */
