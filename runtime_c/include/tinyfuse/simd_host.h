@@ -156,6 +156,8 @@ static inline int32_t tf_smlabt(int32_t a, int32_t b, int32_t acc)
 static inline int32_t tf_smlatb(int32_t a, int32_t b, int32_t acc)
 {
   return (int32_t)((uint32_t)acc + (uint32_t)(tf_h_((uint32_t)a, 1) * tf_h_((uint32_t)b, 0)));
+}
+
 /* ---- Helium int32x4 subset (the vector requantization of the in-place depthwise,
  * codegen_templates/inplace_conv/arm_mve.c.j2): 4 int32 lanes, lane i active when predicate bit 4i is
  * set (VCTP32 sets 4 bits per lane). VQRDMULH, VQADD saturate; VRSHL by a negative count rounds the
