@@ -75,16 +75,18 @@ def lines_of(g, columns: bool) -> dict:
                 RS=g.W + g.pl + g.pr, stride=g.sh)
 
 
-def _stores(epi, sr, L: dict, columns: bool) -> tuple[str, str]:
-    """C of the pair's two stores (a at position v, b at v + 1) and of the odd last one (a)."""
-    offs = (("a", "v", "v * %d" % L["yv"]), ("b", "v + 1", "(v + 1) * %d" % L["yv"]))
+def _stores(epi, sr, L: dict, columns: bool) -> tuple[str, str, str]:
+    """C of the four stores of a stride-1 quad step (accumulators a, b, c, d at positions v .. v + 3),
+    of the pair's two (a, b) and of the odd last one (a)."""
+    offs = [(acc, "v" if i == 0 else f"v + {i}", "v * %d" % L["yv"] if i == 0 else "(v + %d) * %d" % (i, L["yv"]))
+            for i, acc in enumerate("abcd")]
     if sr is not None:
         lines = [f"o[{off}] = {sr.c_store(acc, 'mq', 'hz', 'e')};" for acc, _, off in offs]
-        return "\n".join(lines), lines[0]
+        return "\n".join(lines), "\n".join(lines[:2]), lines[0]
     t = template("_macros.c.j2").module
     outs = [(*epi.code(["0", v, "uo", "k"] if columns else ["0", "uo", v, "k"], acc=acc), f"o[{off}]")
             for acc, v, off in offs]
-    return t.stores(outs).rstrip("\n"), t.stores(outs[:1]).rstrip("\n")
+    return tuple(t.stores(outs[:n]).rstrip("\n") for n in (4, 2, 1))
 
 
 def lower_dw_rows(fn: Function, name: str, pool, options) -> Kernel | None:
@@ -128,10 +130,10 @@ def build_dw_rows(fn: Function, anchor, epi, pool, name: str, g, columns: bool) 
         return None
     table, groups = _table(2 * wl, sr.bias2, sr) if sr is not None else _table(wl, fold, None)
     L = {**lines_of(g, columns), "src": epi.param_names[id(anchor.args[0])]}
-    outs_pair, outs_one = _stores(epi, sr, L, columns)
+    outs = _stores(epi, sr, L, columns)
     tname = pool.ref(table, key=("dw_rows", id(anchor)))
     body = template("depthwise/arm_dsp_rows.c.j2").module.body(
-        L, tname, g.zp, table.shape[1], groups, outs_pair, outs_one)
+        L, tname, g.zp, table.shape[1], groups, outs)
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, body, ["int16_t *ring = (int16_t *)scratch;"],
                   macs=g.macs, scratch_bytes=3 * L["RS"] * 2, headers=[*HEADERS, REQUANT_ARM_HEADER])
 

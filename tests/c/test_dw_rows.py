@@ -2,7 +2,8 @@
 and the DSP quad depthwise kernel with the short requantize (lower/depthwise_arm.py) against TFLite
 Micro, bit for bit: compiled for cortex-m4 and built on the host through simd_host.h (the portable
 twins of the DSP intrinsics and of requant_arm.h) under AddressSanitizer and UndefinedBehaviorSanitizer
-with guard regions. Cases: lines along rows and along columns, odd and even line lengths, a fused RELU6
+with guard regions. Cases: lines along rows and along columns, odd and even line lengths (9, 7, 8, 6: four-output steps
+followed by none, a pair, a single or a pair and a single), a fused RELU6
 clamp, the Epilogue path (short requantize off), stride 2, a stride-2 channel-multiplier-2 quad kernel.
 A small MobileNetV1 (onnxruntime QDQ) runs the stride-2 in-place kernel between pointwise convs; its
 oracle is the compiled IR evaluated in numpy (quant.py's fixed-point arithmetic, not the C kernels).
