@@ -29,6 +29,18 @@ from .simd import (HEADERS, check_flat_operands, check_int8_anchor, fold_offset,
 # reduction unrolled fully up to WIDE_STEPS groups of 4 taps, else a loop of WIDE_BODY groups when that
 # divides it (a shorter body spills more at the back edge; a longer one costs code), else 2 x 2.
 WIDE_CHANNELS, WIDE_STEPS, WIDE_BODY = 4, 16, 8
+TAIL_BODY = 2
+
+
+def wide_unroll(steps: int, npix: int, nch: int, pixels: int, channels: int) -> tuple[int, int]:
+    """(full, body) of the wide micro-kernel for a block of ``npix`` pixels x ``nch`` channels of a
+    kernel with ``pixels`` x ``channels`` outputs: the main blocks unroll as WIDE_STEPS / WIDE_BODY
+    say; the tail blocks (the odd pixel, the O % 4 channels next to full blocks), which run a small
+    fraction of the time, keep a loop of TAIL_BODY steps (or 1 when it does not divide the
+    reduction), so a kernel carries one large unrolled body, not three."""
+    if (npix == 2 or pixels < 2) and (nch == WIDE_CHANNELS or channels < WIDE_CHANNELS):
+        return WIDE_STEPS, WIDE_BODY
+    return 0, TAIL_BODY if steps % TAIL_BODY == 0 else 1
 
 
 def wide_direct(steps: int) -> bool:
@@ -112,14 +124,27 @@ def short_output(epi, anchor, pool, init, bounds):
     """(``short(acc, k)`` for block_outputs, extra Kernel headers) of the short exact requantize
     (requant_arm.short_requant) when the accumulators start at 0 (bias and offset fold in the epilogue's
     bias add) and every channel's range conditions hold on ``bounds`` (mac_bounds); (None, [])
-    otherwise. The per-channel m, hz and e are const arrays (literals when uniform)."""
+    otherwise. The per-channel 2 bias, m, hz and e are the columns of one const [K][n] table (a uniform
+    one is a literal instead)."""
     if init("0") != "0":
         return None, []
     sr = short_requant(epi, anchor, *bounds)
     if sr is None:
         return None, []
-    key = ("sr", id(anchor))
-    return (lambda acc, k: sr.c_output(pool, key, acc, k)), [REQUANT_ARM_HEADER]
+    cols = [a for a in (sr.bias2, sr.m, sr.hz, sr.e) if not np.all(a == a[0])]
+    tname = pool.ref(np.ascontiguousarray(np.stack(cols, axis=1)), key=("sr", id(anchor))) if cols else None
+
+    def value(acc: str, k: str) -> str:     # one [K][n] table: one base register, not four
+        parts, c = [], 0
+        for a in (sr.bias2, sr.m, sr.hz, sr.e):
+            if np.all(a == a[0]):
+                parts.append(str(int(a[0])))
+            else:
+                parts.append(f"{tname}[{affine((k, len(cols)))} + {c}]" if c else f"{tname}[{affine((k, len(cols)))}]")
+                c += 1
+        a2 = f"(2 * ({acc}) + {parts[0]})" if parts[0] != "0" else f"2 * ({acc})"
+        return sr.c_store(a2, *parts[1:])
+    return value, [REQUANT_ARM_HEADER]
 
 
 def block_inits(init, o: str, nch: int) -> list[str]:
@@ -204,8 +229,8 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
 
     def micro(x, w, inits, npix, nch, outs):
         if wide:
-            return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=WIDE_STEPS, body=WIDE_BODY,
-                                mode=mode)
+            full, body = wide_unroll(K4 // 4, npix, nch, g.N * g.P, g.K)
+            return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=full, body=body, mode=mode)
         return t.block(mode, npix, nch, K4 // 4, x, g.C, w, K4, inits, outs)
     return blocked_conv(fn, anchor, epi, name, g, order, t, geo=vars(g) | {"K4": K4, "offset": g.offset},
                         direct=direct, col=("int32_t", col_bytes), weights=(wname, K4), init=init,
@@ -232,4 +257,5 @@ def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
 
 
 __all__ = ["WIDE_BODY", "WIDE_CHANNELS", "WIDE_STEPS", "block_inits", "block_outputs", "blocked_statements",
-           "conv_geometry", "inplace_buffer", "mac_bounds", "short_output", "wide_direct"]
+           "conv_geometry", "inplace_buffer", "mac_bounds", "short_output", "wide_direct",
+           "wide_unroll"]

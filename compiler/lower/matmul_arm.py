@@ -11,8 +11,8 @@ import numpy as np
 from ..codegen.templates import template
 from ..ir import Constant
 from ..poly import loops_to_c
-from .conv2d_arm import (WIDE_BODY, WIDE_CHANNELS, WIDE_STEPS, block_inits, blocked_statements, mac_bounds,
-                         short_output, wide_direct)
+from .conv2d_arm import (WIDE_CHANNELS, block_inits, blocked_statements, mac_bounds,
+                         short_output, wide_direct, wide_unroll)
 from .kernel import Kernel, affine, flat_index
 from .registry import variant
 from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require
@@ -79,10 +79,11 @@ def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit,
 
 @variant("arm_dsp", "qnn.matmul")
 def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
+    R, _, N, _ = fc_geometry(anchor, epi)
     def emit(t, x, w, inits, outs, npix, nch, K):   # SMLAD over 4 taps at a time, then the K % 4 tail
         if wide_direct(K // 4):                     # 2 rows x 4 columns (conv2d_arm.WIDE_CHANNELS)
             tail = t.wide_tail(npix, nch, K % 4, K, K) if K % 4 else None
-            return t.wide_block(npix, nch, K // 4, x, K, w, K, inits, outs, tail, WIDE_STEPS, WIDE_BODY)
+            return t.wide_block(npix, nch, K // 4, x, K, w, K, inits, outs, tail, *wide_unroll(K // 4, npix, nch, R, N))
         tail = t.tail_direct(npix, nch, K % 4, K, K) if K % 4 else None
         return t.block(npix, nch, K // 4, x, K, w, K, inits, outs, tail)
     return _blocked_fc(fn, anchor, epi, pool, name, order, "matmul/arm_dsp.c.j2", emit,
