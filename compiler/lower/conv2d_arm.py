@@ -12,11 +12,15 @@ plus the folded offset for MVE), so padding stays exact.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from ..codegen.emit import REQUANT_ARM_HEADER
 from ..codegen.templates import template
 from ..ops.conv_geom import ConvGeom
 from ..poly import Statement, loops_to_c
 from .kernel import Kernel, affine, flat_index
 from .registry import variant
+from .requant_arm import short_requant
 from .simd import (HEADERS, check_flat_operands, check_int8_anchor, fold_offset, offset_fold, pad_k, require,
                    swap_middle_pairs)
 
@@ -24,7 +28,23 @@ from .simd import (HEADERS, check_flat_operands, check_int8_anchor, fold_offset,
 # The DSP micro-kernel of 2 pixels x WIDE_CHANNELS channels (direct and im2col column modes): its
 # reduction unrolled fully up to WIDE_STEPS groups of 4 taps, else a loop of WIDE_BODY groups when that
 # divides it (a shorter body spills more at the back edge; a longer one costs code), else 2 x 2.
+# Measured on KWS (cortex-m4, tail blocks rolled by wide_unroll): (16, 8) 1.540 instr/MAC, 22.1 KB code;
+# (8, 8) 1.676, 16.3 KB; (8, 4) 1.673, 13.5 KB; (2, 2) 1.706, 12.6 KB: every loop costs >= 8 % (the
+# 2 x 4 block needs 16 registers, a loop's pointers and counter push it into spills), so the default
+# keeps the full unroll of the main block and saves code on the tails instead.
 WIDE_CHANNELS, WIDE_STEPS, WIDE_BODY = 4, 16, 8
+TAIL_BODY = 2
+
+
+def wide_unroll(steps: int, npix: int, nch: int, pixels: int, channels: int) -> tuple[int, int]:
+    """(full, body) of the wide micro-kernel for a block of ``npix`` pixels x ``nch`` channels of a
+    kernel with ``pixels`` x ``channels`` outputs: the main blocks unroll as WIDE_STEPS / WIDE_BODY
+    say; the tail blocks (the odd pixel, the O % 4 channels next to full blocks), which run a small
+    fraction of the time, keep a loop of TAIL_BODY steps (or 1 when it does not divide the
+    reduction), so a kernel carries one large unrolled body, not three."""
+    if (npix == 2 or pixels < 2) and (nch == WIDE_CHANNELS or channels < WIDE_CHANNELS):
+        return WIDE_STEPS, WIDE_BODY
+    return 0, TAIL_BODY if steps % TAIL_BODY == 0 else 1
 
 
 def wide_direct(steps: int) -> bool:
@@ -80,19 +100,55 @@ def blocked_statements(N: int, P: int, O: int, col, block, store=None, order: st
     return stmts
 
 
-def block_outputs(epi, out_shape, n: str, p: str, o: str, npix: int, nch: int, tmp: str | None = None) -> list[tuple]:
+def block_outputs(epi, out_shape, n: str, p: str, o: str, npix: int, nch: int, tmp: str | None = None,
+                  short=None) -> list[tuple]:
     """(accumulator, epilogue lines, value, destination) for each output of a block, NHWC flattened
     as [n, 0, p, k] (check_flat_operands makes that exact for the epilogue operands). ``tmp``: the
-    in-place pixel buffer (2 pixels x O bytes) to write instead of the output."""
+    in-place pixel buffer (2 pixels x O bytes) to write instead of the output. ``short(acc, k)``: the
+    C value of the short requantize (``short_output``) instead of the epilogue, or None."""
     O = out_shape[-1]
     outs = []
     for i in range(npix):
         for j in range(nch):
             idx = [n, "0", affine((p, 1), (str(i), 1)), affine((o, 1), (str(j), 1))]
-            lines, value = epi.code(idx, acc=f"a{i}{j}")
+            lines, value = ([], short(f"a{i}{j}", idx[3])) if short else epi.code(idx, acc=f"a{i}{j}")
             dst = f"{tmp}[{affine((o, 1), (str(i * O + j), 1))}]" if tmp else f"out[{flat_index(out_shape, idx)}]"
             outs.append((f"a{i}{j}", lines, value, dst))
     return outs
+
+
+def mac_bounds(w2d: np.ndarray, lo_x: int, hi_x: int) -> tuple[np.ndarray, np.ndarray]:
+    """[K] int64 bounds of sum_t x_t w[k, t] with every x_t in [lo_x, hi_x] (lo_x <= 0 <= hi_x, so a
+    padded tap that adds 0 stays inside them): the accumulator range short_requant checks."""
+    w = w2d.astype(np.int64)
+    return np.minimum(w * lo_x, w * hi_x).sum(axis=1), np.maximum(w * lo_x, w * hi_x).sum(axis=1)
+
+
+def short_output(epi, anchor, pool, init, bounds):
+    """(``short(acc, k)`` for block_outputs, extra Kernel headers) of the short exact requantize
+    (requant_arm.short_requant) when the accumulators start at 0 (bias and offset fold in the epilogue's
+    bias add) and every channel's range conditions hold on ``bounds`` (mac_bounds); (None, [])
+    otherwise. The per-channel 2 bias, m, hz and e are the columns of one const [K][n] table (a uniform
+    one is a literal instead)."""
+    if init("0") != "0":
+        return None, []
+    sr = short_requant(epi, anchor, *bounds)
+    if sr is None:
+        return None, []
+    cols = [a for a in (sr.bias2, sr.m, sr.hz, sr.e) if not np.all(a == a[0])]
+    tname = pool.ref(np.ascontiguousarray(np.stack(cols, axis=1)), key=("sr", id(anchor))) if cols else None
+
+    def value(acc: str, k: str) -> str:     # one [K][n] table: one base register, not four
+        parts, c = [], 0
+        for a in (sr.bias2, sr.m, sr.hz, sr.e):
+            if np.all(a == a[0]):
+                parts.append(str(int(a[0])))
+            else:
+                parts.append(f"{tname}[{affine((k, len(cols)))} + {c}]" if c else f"{tname}[{affine((k, len(cols)))}]")
+                c += 1
+        a2 = f"(2 * ({acc}) + {parts[0]})" if parts[0] != "0" else f"2 * ({acc})"
+        return sr.c_store(a2, *parts[1:])
+    return value, [REQUANT_ARM_HEADER]
 
 
 def block_inits(init, o: str, nch: int) -> list[str]:
@@ -116,7 +172,7 @@ def inplace_buffer(g, fn, order, col_bytes: int):
 
 
 def blocked_conv(fn, anchor, epi, name, g, order, t, *, geo: dict, direct: bool, col: tuple[str, int],
-                 weights: tuple[str, int], init, micro, och: int = 2) -> Kernel:
+                 weights: tuple[str, int], init, micro, och: int = 2, short=(None, [])) -> Kernel:
     """The int8 conv (groups 1) kernel over output blocks of 2 pixels x 2 channels (blocked_statements),
     shared by the arm_dsp and arm_mve variants; only the micro-kernel differs.
 
@@ -126,7 +182,8 @@ def blocked_conv(fn, anchor, epi, name, g, order, t, *, geo: dict, direct: bool,
     ``init(o)``: start value of an accumulator of output channel o (C expression); ``micro(x, w, inits,
     npix, nch, outs)``: C of one block from the pointers to its first input pixel (or column) and
     weight row, the two channels' start values and block_outputs. ``order``: in place through a pixel
-    buffer (lower_simd_inplace), pixels in that order; None: not in place.
+    buffer (lower_simd_inplace), pixels in that order; None: not in place. ``short``: short_output's
+    pair (the short requantize's value and headers) or (None, []).
     """
     out_shape = anchor.ty.shape
     wname, wk = weights
@@ -138,12 +195,13 @@ def blocked_conv(fn, anchor, epi, name, g, order, t, *, geo: dict, direct: bool,
     def block(n, p, o, npix, nch):
         x = f"p0 + {affine((n, g.P * g.C), (p, g.C))}" if direct else f"(const {col[0]} *)scratch"
         w = f"{wname} + {affine((o, wk))}" if o != "0" else wname
-        return micro(x, w, block_inits(init, o, nch), npix, nch, block_outputs(epi, out_shape, n, p, o, npix, nch, tmp))
+        return micro(x, w, block_inits(init, o, nch), npix, nch, block_outputs(epi, out_shape, n, p, o, npix, nch, tmp,
+                                                                                   short[0]))
 
     macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.K, None if direct else im2col, block, store,
                                                   order or "ascending", och))
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
-                  macs=g.N * g.P * g.K * g.reduction, scratch_bytes=scratch, headers=list(HEADERS))
+                  macs=g.N * g.P * g.K * g.reduction, scratch_bytes=scratch, headers=[*HEADERS, *short[1]])
 
 
 @variant("arm_dsp", "qnn.conv2d")
@@ -160,6 +218,7 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
     if direct:                        # int8 in place, offset folded (every tap real)
         K4, wname = g.reduction, pool.ref(anchor.args[1])
         init = fold_offset(epi, anchor, offset_fold(wt, g.offset), pool)
+        bounds = mac_bounds(wt, -128, 127)
     else:                             # int16 im2col in the scratch
         wp = pad_k(wt, 4)
         K4 = wp.shape[1]
@@ -167,18 +226,20 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
             wp = swap_middle_pairs(wp)
         wname = pool.ref(wp, key=("dsp_w", id(anchor))) if wp is not wt else pool.ref(anchor.args[1])
         init = lambda o: "0"  # noqa: E731
+        bounds = mac_bounds(wt, -128 + g.offset, 127 + g.offset)     # a padded tap adds 0
     col_bytes = 0 if direct else 4 * K4     # two pixels x K4 int16
     wide = wide_direct(K4 // 4)       # 2 pixels x 4 channels, each widened word reused across the block
     mode = "direct" if direct else "col"
 
     def micro(x, w, inits, npix, nch, outs):
         if wide:
-            return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=WIDE_STEPS, body=WIDE_BODY,
-                                mode=mode)
+            full, body = wide_unroll(K4 // 4, npix, nch, g.N * g.P, g.K)
+            return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=full, body=body, mode=mode)
         return t.block(mode, npix, nch, K4 // 4, x, g.C, w, K4, inits, outs)
     return blocked_conv(fn, anchor, epi, name, g, order, t, geo=vars(g) | {"K4": K4, "offset": g.offset},
                         direct=direct, col=("int32_t", col_bytes), weights=(wname, K4), init=init,
-                        micro=micro, och=WIDE_CHANNELS if wide else 2)
+                        micro=micro, och=WIDE_CHANNELS if wide else 2,
+                        short=short_output(epi, anchor, pool, init, bounds))
 
 
 def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
@@ -201,4 +262,5 @@ def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
 
 
 __all__ = ["WIDE_BODY", "WIDE_CHANNELS", "WIDE_STEPS", "block_inits", "block_outputs", "blocked_statements",
-           "conv2d_mve", "conv_geometry", "inplace_buffer", "wide_direct"]
+           "conv2d_mve", "conv_geometry", "inplace_buffer", "mac_bounds", "short_output", "wide_direct",
+           "wide_unroll"]

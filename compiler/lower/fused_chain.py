@@ -26,6 +26,7 @@ from ..poly.linebuf import ChainPlan, analyze, pixel_pairs, statement_schedule
 from .depthwise_common import quad_weights, tap_pointers
 from .fused_chain_mve import mve_conv
 from .inplace_conv import finish
+from .conv2d_arm import mac_bounds, short_output
 from .kernel import Epilogue, Kernel, affine
 from .simd import HEADERS
 
@@ -132,6 +133,7 @@ class _DspStage:
     src: Callable[[str, str, str], str]
     dst: Callable[[dict, str], str]
     off2: str
+    short: Callable[[str, str], str] | None = None   # conv2d_arm.short_output's value, or None
 
     def taps(self, c: dict, b: str) -> list[tuple[str, str]]:
         """Tap table of output pixel (c['a'], b) of tile c['j']."""
@@ -142,14 +144,18 @@ class _DspStage:
         res = []
         self.epi.j = c["j"]
         for acc, b, k in accs:
-            lines, value = self.epi.code(["0", c["a"], b, k], acc="acc")
+            lines, value = ([], self.short("acc", k)) if self.short else \
+                self.epi.code(["0", c["a"], b, k], acc="acc")
             res.append((acc, lines, value, self.dst(dict(c, b=b), k)))
         return res
 
 
-def _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, t, col_off, decls) -> tuple[list, int]:
+def _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, t, col_off, decls,
+               headers: list) -> tuple[list, int]:
     """(name, dims, extra constraints, tail, body, pixel set) of a stage's DSP statements, and the
-    im2col bytes it needs in the scratch after ``col_off``."""
+    im2col bytes it needs in the scratch after ``col_off``. The outputs take the short exact
+    requantize where it applies (its header appended to ``headers``): the accumulators start at 0
+    and sum (x - zp) w over the taps, a padded tap adding 0."""
     src_ring = rings.get(id(mc.args[mc.op.params.index(anchor.args[0])]))
 
     def src(a2, b2, j):
@@ -162,7 +168,12 @@ def _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, t, c
             return rings[id(chain.members[i])](c["a"], c["b"], k, c["j"])
         return f"out[{affine((c['a'], geo.OW * geo.K), (c['b'], geo.K), (k, 1))}]"
 
-    stage = _DspStage(i, geo, anchor, epi, t, src, dst, f"off2_{i}")
+    short = None
+    if kind != "conv_mve":     # the Helium stage requantizes its own way (fused_chain_mve)
+        w2 = anchor.args[1].value.reshape(geo.K, -1)
+        short, extra = short_output(epi, anchor, pool, lambda o: "0", mac_bounds(w2, -128 - geo.zp, 127 - geo.zp))
+        headers += [h for h in extra if h not in headers]
+    stage = _DspStage(i, geo, anchor, epi, t, src, dst, f"off2_{i}", short)
     if kind == "conv_mve":
         return mve_conv(stage, pool, col_off)
     if kind == "dw" or geo.C % 4 == 0:
@@ -278,7 +289,7 @@ def lower_fused_chain(fn: Function, name: str, pool, options) -> Kernel:
     t = template("fused_chain/ref.c.j2").module
     td = template("fused_chain/arm_dsp.c.j2").module
     rings = {id(chain.members[p]): _ring_expr(plan, p) for p in range(plan.final)}
-    bodies, scheds, ops, decls, headers = {}, [], [], [], []
+    bodies, scheds, ops, decls, headers, short_headers = {}, [], [], [], [], []
     ref_stage = False
     scratch = -(-plan.scratch_bytes // 4) * 4        # im2col columns go after the line buffers
     for i, (mc, st) in enumerate(zip(chain.members, chain.stages)):
@@ -289,9 +300,9 @@ def lower_fused_chain(fn: Function, name: str, pool, options) -> Kernel:
         kind = _dsp_kind(geo, options)
         if kind is not None:
             stmts, col_bytes = _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, td,
-                                          scratch, decls)
+                                          scratch, decls, short_headers)
             scratch += -(-col_bytes // 4) * 4
-            headers = list(HEADERS)
+            headers = [*HEADERS, *short_headers]
             scheds += _dsp_schedules(plan, i, stmts, bodies)
         else:
             ref_stage = True

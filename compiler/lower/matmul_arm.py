@@ -11,7 +11,8 @@ import numpy as np
 from ..codegen.templates import template
 from ..ir import Constant
 from ..poly import loops_to_c
-from .conv2d_arm import WIDE_BODY, WIDE_CHANNELS, WIDE_STEPS, block_inits, blocked_statements, wide_direct
+from .conv2d_arm import (WIDE_CHANNELS, block_inits, blocked_statements, mac_bounds,
+                         short_output, wide_direct, wide_unroll)
 from .kernel import Kernel, affine, flat_index
 from .registry import variant
 from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require
@@ -30,15 +31,18 @@ def fc_geometry(anchor, epi):
     return int(np.prod(out_shape[:-1])), K, N, -anchor.attrs.get("input_zero_point", 0)
 
 
-def row_outputs(epi, out_shape, r: str, o: str, npix: int, nch: int, acc_prefix: str = "a") -> list[tuple]:
-    """(accumulator, epilogue lines, value, destination) per output of a block of rows x columns."""
+def row_outputs(epi, out_shape, r: str, o: str, npix: int, nch: int, acc_prefix: str = "a",
+                short=None) -> list[tuple]:
+    """(accumulator, epilogue lines, value, destination) per output of a block of rows x columns;
+    ``short(acc, k)``: the short requantize's value instead of the epilogue (conv2d_arm.short_output)."""
     outs = []
     lead = ["0"] * (len(out_shape) - 2)
     for i in range(npix):
         for j in range(nch):
             col = affine((o, 1), (str(j), 1))
             idx = lead + [affine((r, 1), (str(i), 1)), col] if len(out_shape) >= 2 else [col]
-            lines, value = epi.code(idx, acc=f"{acc_prefix}{i}{j}")
+            acc = f"{acc_prefix}{i}{j}"
+            lines, value = ([], short(acc, col)) if short else epi.code(idx, acc=acc)
             outs.append((f"{acc_prefix}{i}{j}", lines, value, f"out[{flat_index(out_shape, idx)}]"))
     return outs
 
@@ -48,9 +52,11 @@ def transposed_weights(pool, b) -> str:
     return pool.ref(np.ascontiguousarray(np.swapaxes(b.value, -1, -2)), key=("T", id(b)))
 
 
-def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit, och=lambda K: 2) -> Kernel:
+def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit, och=lambda K: 2,
+                short: bool = False) -> Kernel:
     """Fully connected as 2-row x ``och(K)``-column output blocks; ``emit(t, x, w, inits, outputs, npix,
-    nch, K)`` prints one block with the variant's micro-kernel (the only part DSP and Helium differ in)."""
+    nch, K)`` prints one block with the variant's micro-kernel (the only part DSP and Helium differ in).
+    ``short``: use the short exact requantize where it applies (conv2d_arm.short_output)."""
     require(order is None, "no in-place matmul kernel")
     R, K, N, offset = fc_geometry(anchor, epi)
     b = anchor.args[1]
@@ -58,27 +64,30 @@ def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit,
     t = template(variant_template).module
     wname = transposed_weights(pool, b)
     init = fold_offset(epi, anchor, offset_fold(b.value.T, offset), pool)
+    value, headers = short_output(epi, anchor, pool, init, mac_bounds(b.value.T, -128, 127)) if short else (None, [])
 
     def block(n, r, o, npix, nch):
         x = f"p0 + {affine((r, K))}" if r != "0" else "p0"
         w = f"{wname} + {affine((o, K))}" if o != "0" else wname
-        return emit(t, x, w, block_inits(init, o, nch), row_outputs(epi, out_shape, r, o, npix, nch), npix, nch, K)
+        return emit(t, x, w, block_inits(init, o, nch), row_outputs(epi, out_shape, r, o, npix, nch, short=value),
+                    npix, nch, K)
 
     macros, loops = loops_to_c(blocked_statements(1, R, N, None, block, och=och(K)))
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
-                  macs=R * N * K, headers=list(HEADERS))
+                  macs=R * N * K, headers=[*HEADERS, *headers])
 
 
 @variant("arm_dsp", "qnn.matmul")
 def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
+    R, _, N, _ = fc_geometry(anchor, epi)
     def emit(t, x, w, inits, outs, npix, nch, K):   # SMLAD over 4 taps at a time, then the K % 4 tail
         if wide_direct(K // 4):                     # 2 rows x 4 columns (conv2d_arm.WIDE_CHANNELS)
             tail = t.wide_tail(npix, nch, K % 4, K, K) if K % 4 else None
-            return t.wide_block(npix, nch, K // 4, x, K, w, K, inits, outs, tail, WIDE_STEPS, WIDE_BODY)
+            return t.wide_block(npix, nch, K // 4, x, K, w, K, inits, outs, tail, *wide_unroll(K // 4, npix, nch, R, N))
         tail = t.tail_direct(npix, nch, K % 4, K, K) if K % 4 else None
         return t.block(npix, nch, K // 4, x, K, w, K, inits, outs, tail)
     return _blocked_fc(fn, anchor, epi, pool, name, order, "matmul/arm_dsp.c.j2", emit,
-                       lambda K: WIDE_CHANNELS if wide_direct(K // 4) else 2)
+                       lambda K: WIDE_CHANNELS if wide_direct(K // 4) else 2, short=True)
 
 
 @variant("arm_mve", "qnn.matmul")
