@@ -405,6 +405,17 @@ static inline int32x4_t vldrbq_gather_offset_s32(const int8_t *base, uint32x4_t 
   return r;
 }
 
+/* VLDRB.S32 gather, predicated (zeroing): active lane i = base[offset[i]] sign-extended, others 0
+   and not read */
+static inline int32x4_t vldrbq_gather_offset_z_s32(const int8_t *base, uint32x4_t offset, mve_pred16_t pred)
+{
+  int32x4_t r;
+  int i;
+  for (i = 0; i < 4; ++i)
+    r.v[i] = (((unsigned)pred >> (4 * i)) & 1u) ? base[offset.v[i]] : 0;
+  return r;
+}
+
 static inline int32_t vgetq_lane_s32(int32x4_t v, int lane)
 {
   return v.v[lane];
