@@ -297,6 +297,14 @@ static inline void vstrbq_scatter_offset_p_s32(int8_t *base, uint32x4_t offset, 
       base[offset.v[i]] = (int8_t)(uint8_t)((uint32_t)value.v[i] & 0xFFu);
 }
 
+/* VSTRB.32 scatter: base[offset[i]] = the low byte of lane i */
+static inline void vstrbq_scatter_offset_s32(int8_t *base, uint32x4_t offset, int32x4_t value)
+{
+  int i;
+  for (i = 0; i < 4; ++i)
+    base[offset.v[i]] = (int8_t)(uint8_t)((uint32_t)value.v[i] & 0xFFu);
+}
+
 static inline int32x4_t vldrwq_s32(const int32_t *p)
 {
   int32x4_t r;
