@@ -55,8 +55,10 @@ def _candidate(anchor) -> tuple | None:
 
 
 def sparse_weights(mod: IRModule, options) -> IRModule:
-    """Record the sparse kernels of ``mod`` on ``options.context`` (module doc); returns ``mod``."""
-    if options.sparse == "off":
+    """Record the sparse kernels of ``mod`` on ``options.context`` (module doc); returns ``mod``.
+    With step fission (``--max-step-instructions``) ``auto`` keeps every kernel dense: the sparse
+    kernels are not sliced, so one of them could run far beyond the step budget."""
+    if options.sparse == "off" or (options.sparse == "auto" and options.max_step_instructions):
         return mod
     for node in post_order(mod.main.body):
         if not (isinstance(node, Call) and isinstance(node.op, Function)) or node.op.attrs.get("poly"):

@@ -44,6 +44,9 @@ def test_sparse_off_and_auto_keep_dense_kernels(tmp_path):
     outs, result = compile_and_run(pruned, inputs, tmp_path)             # 90% zeros: sparse under auto
     assert "sparse" in _variants(result)
     np.testing.assert_array_equal(outs[0], want)
+    # step fission slices dense kernels only: auto keeps the pruned model dense under a step budget
+    stepped = compile_model(pruned, realtime={"max_step_instructions": 20000})
+    assert "sparse" not in _variants(stepped)
 
 
 def test_pruned_kws_in_place_equals_tflm(tmp_path):
