@@ -25,6 +25,7 @@ from ..poly.codegen import schedule_to_c
 from ..poly.linebuf import ChainPlan, analyze, pixel_pairs, statement_schedule
 from .depthwise_common import quad_weights, tap_pointers
 from .fused_chain_mve import mve_conv
+from .im2col_rows import gather_rows, row_form, row_order, row_weights
 from .inplace_conv import finish
 from .conv2d_arm import WIDE_BODY, WIDE_CHANNELS, mac_bounds, short_output, wide_unroll
 from .kernel import Epilogue, Kernel, affine
@@ -208,7 +209,12 @@ def _dsp_conv(stage: _DspStage, pool, col_off: int) -> tuple[list, int]:
     g, t, i = stage.geo, stage.t, stage.i
     tw = template("conv2d/arm_dsp.c.j2").module
     col = f"(int32_t *)(void *)((int8_t *)scratch + {col_off})"   # col_off: a multiple of 4
-    wname, row = _conv_weights(stage.anchor, g, pool)
+    rows = row_form(g)
+    if rows:                          # C % 4 != 0: window rows a word at a time (im2col_rows)
+        wname = pool.ref(row_weights(stage.anchor.args[1].value.reshape(g.K, -1), g), key=("chain_wrows", id(stage.anchor)))
+        row = len(row_order(g))
+    else:
+        wname, row = _conv_weights(stage.anchor, g, pool)
     nq = row // 4
     any_c = {} if g.C % 4 == 0 else {"C": g.C, "k4": row, "offset": -g.zp}
     body = _steps_body(nq)
@@ -217,6 +223,9 @@ def _dsp_conv(stage: _DspStage, pool, col_off: int) -> tuple[list, int]:
         return affine((c["b"], 1), ("1", 1))
 
     def S_col(npix, **c):
+        if rows:
+            return "\n".join(gather_rows(g, c["a"], b, lambda a2, b2: stage.src(a2, b2, c["j"]), -g.zp,
+                                          f"{col} + {2 * n}") for n, b in enumerate((c["b"], b1(c))[:npix]))
         taps1 = stage.taps(c, b1(c)) if npix == 2 else None
         return t.S_col(col, stage.taps(c, c["b"]), taps1, g.C // 4, stage.off2, **any_c)
 
