@@ -48,7 +48,7 @@ def gather_rows(g: ConvGeom, h: str, w: str, ptr, offset: int, cp: str) -> str:
     rows = []
     for r in range(g.KH):
         row = taps[r * g.KW:(r + 1) * g.KW]
-        conds = list(dict.fromkeys(c for c, _ in row if c))
+        conds = list(dict.fromkeys(part for c, _ in row if c for part in c.split(" && ")))
         rows.append((" && ".join(conds), row[0][1], row))
     L = g.KW * g.C
     return template("conv2d/arm_dsp_rows.c.j2").module.gather_rows(
