@@ -18,6 +18,7 @@ from ..codegen.emit import REQUANT_ARM_HEADER
 from ..codegen.templates import template
 from ..ops.conv_geom import ConvGeom
 from ..poly import Statement, loops_to_c
+from .im2col_rows import gather_rows, row_form, row_weights
 from .kernel import Kernel, affine, flat_index
 from .registry import variant
 from .requant_arm import short_requant
@@ -204,6 +205,22 @@ def blocked_conv(fn, anchor, epi, name, g, order, t, *, geo: dict, direct: bool,
                   macs=g.N * g.P * g.K * g.reduction, scratch_bytes=scratch, headers=[*HEADERS, *short[1]])
 
 
+class RowsIm2col:
+    """conv2d/arm_dsp.c.j2's module with im2col replaced by the row-wise gather (im2col_rows)."""
+
+    def __init__(self, t, g: ConvGeom):
+        self.t, self.g = t, g
+
+    def __getattr__(self, name):
+        return getattr(self.t, name)
+
+    def im2col(self, n, p, j, geo) -> str:
+        g = self.g
+        hw = template("_macros.c.j2").module.pixel_hw(p, g.OW)
+        return str(hw) + "\n" + gather_rows(g, "h", "w", lambda ih, iw: f"p0 + {affine((n, g.H * g.W * g.C), (ih, g.W * g.C), (iw, g.C))}",
+                                             g.offset, f"(int32_t *)scratch + {2 * j}")
+
+
 @variant("arm_dsp", "qnn.conv2d")
 def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
     """``order``: run in place through a pixel buffer (lower_simd_inplace), pixels in that order."""
@@ -219,6 +236,13 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
         K4, wname = g.reduction, pool.ref(anchor.args[1])
         init = fold_offset(epi, anchor, offset_fold(wt, g.offset), pool)
         bounds = mac_bounds(wt, -128, 127)
+    elif row_form(g):                 # C % 4 != 0: window rows a word at a time (im2col_rows)
+        wp = row_weights(wt, g)
+        K4 = wp.shape[1]
+        t = RowsIm2col(t, g)
+        init = lambda o: "0"  # noqa: E731
+        bounds = mac_bounds(wt, -128 + g.offset, 127 + g.offset)     # a padded tap adds 0
+        wname = pool.ref(wp, key=("dsp_w", id(anchor)))
     else:                             # int16 im2col in the scratch
         wp = pad_k(wt, 4)
         K4 = wp.shape[1]

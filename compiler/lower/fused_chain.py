@@ -25,8 +25,9 @@ from ..poly.codegen import schedule_to_c
 from ..poly.linebuf import ChainPlan, analyze, pixel_pairs, statement_schedule
 from .depthwise_common import quad_weights, tap_pointers
 from .fused_chain_mve import mve_conv
+from .im2col_rows import gather_rows, row_form, row_order, row_weights
 from .inplace_conv import finish
-from .conv2d_arm import mac_bounds, short_output
+from .conv2d_arm import WIDE_CHANNELS, mac_bounds, short_output, wide_unroll
 from .kernel import Epilogue, Kernel, affine
 from .simd import HEADERS
 
@@ -139,13 +140,15 @@ class _DspStage:
         """Tap table of output pixel (c['a'], b) of tile c['j']."""
         return tap_pointers(self.geo, c["a"], b, lambda a2, b2: self.src(a2, b2, c["j"]))
 
-    def outs(self, c: dict, accs) -> list[tuple]:
-        """(accumulator, epilogue lines, value, destination) per (accumulator, column b, channel k)."""
+    def outs(self, c: dict, accs, named: bool = False) -> list[tuple]:
+        """(accumulator, epilogue lines, value, destination) per (accumulator, column b, channel k);
+        ``named``: the values read the accumulator by its name, else as ``acc`` (declared by the store)."""
         res = []
         self.epi.j = c["j"]
         for acc, b, k in accs:
-            lines, value = ([], self.short("acc", k)) if self.short else \
-                self.epi.code(["0", c["a"], b, k], acc="acc")
+            a = acc if named else "acc"
+            lines, value = ([], self.short(a, k)) if self.short else \
+                self.epi.code(["0", c["a"], b, k], acc=a)
             res.append((acc, lines, value, self.dst(dict(c, b=b), k)))
         return res
 
@@ -193,42 +196,65 @@ def _conv_weights(anchor, geo: ConvGeom, pool) -> tuple[str, int]:
     return pool.ref(np.ascontiguousarray(w2), key=("chain_wpad", id(anchor))), k4
 
 
+# The loop body (groups of 4 terms) of a chain conv block whose reduction exceeds WIDE_STEPS groups: the
+# first of CHAIN_BODIES dividing it. Measured on ResNet-8 (cortex-m4, chain reductions of 36 and 72
+# groups): bodies (12, ...) 1.515 instr/MAC, 37.2 KB code; (9, ...) 1.519, 34.7 KB; (8, 4, ...) 1.596,
+# 30.4 KB; (18, ...) 1.581, 42.9 KB (spills).
+CHAIN_BODIES = (12, 9, 8, 6, 4, 2, 1)
+
+
+def _steps_body(steps: int) -> int:
+    """The loop body of a main block of ``steps`` groups of 4 terms (CHAIN_BODIES)."""
+    return next(b for b in CHAIN_BODIES if steps % b == 0)
+
+
 def _dsp_conv(stage: _DspStage, pool, col_off: int) -> tuple[list, int]:
-    """A groups = 1 stage: im2col of a pixel pair into int16 columns, then 2x2 SMLAD blocks."""
+    """A groups = 1 stage: im2col of a pixel pair into int16 columns, then SMLAD blocks of 2 pixels x
+    WIDE_CHANNELS channels (conv2d/arm_dsp.c.j2 wide_block, col mode, as the unfused conv) and the
+    K % 4 channel tail."""
     g, t, i = stage.geo, stage.t, stage.i
+    tw = template("conv2d/arm_dsp.c.j2").module
     col = f"(int32_t *)(void *)((int8_t *)scratch + {col_off})"   # col_off: a multiple of 4
-    wname, row = _conv_weights(stage.anchor, g, pool)
+    rows = row_form(g)
+    if rows:                          # C % 4 != 0: window rows a word at a time (im2col_rows)
+        wname = pool.ref(row_weights(stage.anchor.args[1].value.reshape(g.K, -1), g), key=("chain_wrows", id(stage.anchor)))
+        row = len(row_order(g))
+    else:
+        wname, row = _conv_weights(stage.anchor, g, pool)
     nq = row // 4
     any_c = {} if g.C % 4 == 0 else {"C": g.C, "k4": row, "offset": -g.zp}
+    body = _steps_body(nq)
 
     def b1(c):
         return affine((c["b"], 1), ("1", 1))
 
     def S_col(npix, **c):
+        if rows:
+            return "\n".join(gather_rows(g, c["a"], b, lambda a2, b2: stage.src(a2, b2, c["j"]), -g.zp,
+                                          f"{col} + {2 * n}") for n, b in enumerate((c["b"], b1(c))[:npix]))
         taps1 = stage.taps(c, b1(c)) if npix == 2 else None
         return t.S_col(col, stage.taps(c, c["b"]), taps1, g.C // 4, stage.off2, **any_c)
 
-    def S_blk(npix, **c):
-        k = affine((c["kp"], 2))
-        k1 = affine((k, 1), ("1", 1))
-        accs = [("a00", c["b"], k), ("a01", c["b"], k1)] + \
-            ([("a10", b1(c), k), ("a11", b1(c), k1)] if npix == 2 else [])
-        return t.S_blk(col, npix, nq, f"{wname} + {affine((k, row))}",
-                       f"{wname} + {affine((k, row), (str(row), 1))}", stage.outs(c, accs))
-
-    def S_blk1(npix, **c):
-        k = str(g.K - 1)
-        accs = [("a00", c["b"], k)] + ([("a10", b1(c), k)] if npix == 2 else [])
-        return t.S_blk(col, npix, nq, f"{wname} + {(g.K - 1) * row}", None, stage.outs(c, accs))
+    def block(npix, k, nch, c):
+        kj = [affine((k, 1), (str(j), 1)) for j in range(nch)]
+        accs = [(f"a{p}{j}", c["b"] if p == 0 else b1(c), kj[j]) for p in range(npix) for j in range(nch)]
+        full, bd = wide_unroll(nq, npix, nch, 2, g.K)
+        return tw.wide_block(npix, nch, nq, col, 0, f"{wname} + {affine((k, row))}", row, ["0"] * nch,
+                             stage.outs(c, accs, named=True), full=full, body=bd if full == 0 else body,
+                             mode="col")
 
     stmts = []
     for npix, tag in ((2, "2"), (1, "1")):
         sel = f"pix{tag}"
         stmts.append((f"S{i}_col{tag}", (), "", ("0", "0"), partial(S_col, npix), sel))
-        if g.K >= 2:
-            stmts.append((f"S{i}_blk{tag}", ("kp",), f"0 <= kp < {g.K // 2}", ("1", "kp"), partial(S_blk, npix), sel))
-        if g.K % 2:
-            stmts.append((f"S{i}_tail{tag}", (), "", ("2", "0"), partial(S_blk1, npix), sel))
+        if g.K >= WIDE_CHANNELS:
+            stmts.append((f"S{i}_blk{tag}", ("kq",), f"0 <= kq < {g.K // WIDE_CHANNELS}", ("1", "kq"),
+                          lambda npix=npix, **c: block(npix, affine((c["kq"], WIDE_CHANNELS)), WIDE_CHANNELS, c),
+                          sel))
+        if g.K % WIDE_CHANNELS:
+            rest = g.K % WIDE_CHANNELS
+            stmts.append((f"S{i}_tail{tag}", (), "", ("2", "0"),
+                          lambda npix=npix, rest=rest, **c: block(npix, str(g.K - rest), rest, c), sel))
     return stmts, 4 * row
 
 
@@ -290,7 +316,7 @@ def lower_fused_chain(fn: Function, name: str, pool, options) -> Kernel:
     td = template("fused_chain/arm_dsp.c.j2").module
     rings = {id(chain.members[p]): _ring_expr(plan, p) for p in range(plan.final)}
     bodies, scheds, ops, decls, headers, short_headers = {}, [], [], [], [], []
-    ref_stage = False
+    ref_stage = dsp_stage = False
     scratch = -(-plan.scratch_bytes // 4) * 4        # im2col columns go after the line buffers
     for i, (mc, st) in enumerate(zip(chain.members, chain.stages)):
         geo = st.geo
@@ -299,6 +325,7 @@ def lower_fused_chain(fn: Function, name: str, pool, options) -> Kernel:
         epi = _ChainEpilogue(mc, fn, rings, pool, mc.op.body.ty.ctype, anchor, epi_ops)
         kind = _dsp_kind(geo, options)
         if kind is not None:
+            dsp_stage = True
             stmts, col_bytes = _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, td,
                                           scratch, decls, short_headers)
             scratch += -(-col_bytes // 4) * 4
@@ -316,7 +343,7 @@ def lower_fused_chain(fn: Function, name: str, pool, options) -> Kernel:
     decls += ["int32_t acc;"] if ref_stage else []
     kernel = Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, decls, macros, macs=plan.macs,
                     scratch_bytes=scratch, headers=headers)
-    kernel = finish(kernel, fn, None, [], "fused_chain")
+    kernel = finish(kernel, fn, None, [], "fused_chain", simd=dsp_stage)
     kernel.ops = ops
     kernel.plan = plan
     return kernel

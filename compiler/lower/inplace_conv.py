@@ -117,13 +117,14 @@ def lower_pixel_buffer(fn: Function, name: str, pool, order: str = "ascending") 
                          scratch_bytes=geo.K), fn, anchor, epi_ops, f"inplace_pixel_{order}")
 
 
-def finish(kernel: Kernel, fn: Function, anchor, epi_ops, variant: str) -> Kernel:
-    """Fill ops/group/code the way ``lower_group`` does for its kernels."""
+def finish(kernel: Kernel, fn: Function, anchor, epi_ops, variant: str, simd: bool = False) -> Kernel:
+    """Fill ops/group/code the way ``lower_group`` does for its kernels; ``simd``: the kernel carries
+    TF_SIMD_KERNEL (tinyfuse_simd.h: GCC's pre-allocation scheduler off, as for the SIMD variants)."""
     kernel.ops = [c.op for c in ([anchor] if anchor is not None else []) + list(epi_ops)]
     kernel.group = fn.attrs.get("name", kernel.name)
     kernel.variant = variant
     kernel.code = template("expr/kernel.c.j2").render(
         name=kernel.name, group=kernel.group, ops=kernel.ops, macs=kernel.macs,
         params=[p.ctype for p in kernel.params], out_ctype=kernel.out.ctype, decls=kernel.decls,
-        loops=kernel.loops, variant="ref", scratch=kernel.scratch_bytes)
+        loops=kernel.loops, variant=variant if simd else "ref", scratch=kernel.scratch_bytes)
     return kernel

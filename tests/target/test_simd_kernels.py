@@ -21,7 +21,7 @@ from tests.builders import conv_case, fc_case
 from tests.target.conftest import require_tools
 
 CASES = {
-    # regular conv: im2col (natural order when C % 4 != 0), direct 1x1, pixel and channel tails
+    # regular conv: im2col (row-wise when C % 4 != 0: im2col_rows), direct 1x1, pixel and channel tails
     "conv3x3_c5_odd_width_relu6": lambda: conv_case("conv", 201, (1, 7, 9, 5), 6, (3, 3), act="RELU6"),
     "conv3x3_stride2_asym_pad_o7": lambda: conv_case("conv", 202, (1, 8, 10, 8), 7, (3, 3), stride=(2, 2)),
     "conv3x3_dilation2": lambda: conv_case("conv", 203, (1, 9, 7, 4), 5, (3, 3), dilation=(2, 2)),
