@@ -203,3 +203,22 @@ def sparse_decision(fam: str, macs: int, outputs: int, zeros: float, dense_varia
     if zeros < SPARSE_MIN_ZEROS:
         return Decision(False, f"{why}: below {SPARSE_MIN_ZEROS:.0%} zeros")
     return Decision(sparse_insns <= (1 - SPARSE_MIN_GAIN) * dense, why)
+
+
+# the SMLAD pair layout on arm_dsp (lower/sparse_dsp.py, ops/sparse_pairs.py), fitted like SPARSE_IPM
+# (benchmarks/sparsity.py, cortex-m4): per widened column element of a pixel, per cross-pair word,
+# per kept pair per block of PAIR_BLOCK pixels and per pixel in it, per (block, channel) pass
+PAIR_COL_INSNS, PAIR_CROSS_INSNS = 5.0, 6.0
+PAIR_ENTRY_INSNS, PAIR_PIXEL_INSNS, PAIR_PASS_INSNS = 4.0, 2.0, 14.0
+PAIR_BLOCK = 4
+
+
+def sparse_pair_instructions(pixels: int, reduction: int, channels: int, pairs: int, cross: int) -> float:
+    """Estimated instructions of the pair-layout sparse kernel: ``pixels`` output pixels (rows of a
+    fully connected layer, x batch), ``reduction`` taps per output, ``channels`` output channels,
+    ``pairs`` kept weight pairs over all channels and ``cross`` cross-pair words per column
+    (``ops.sparse_pairs.pair_cover``)."""
+    blocks = -(-pixels // PAIR_BLOCK)
+    return (pixels * (reduction * PAIR_COL_INSNS + cross * PAIR_CROSS_INSNS)
+            + blocks * (channels * PAIR_PASS_INSNS + pairs * (PAIR_ENTRY_INSNS + PAIR_BLOCK * PAIR_PIXEL_INSNS))
+            + pixels * channels * SPARSE_OUTPUT_INSNS)
