@@ -4,7 +4,8 @@ passes/sparse_weights.py (the ``pairs`` layout of ``CompileContext.sparse_kernel
 lower/sparse_conv.py.
 
 Output pixels (fully connected: rows) run in blocks of BLOCK. Each pixel's column is widened once
-into the scratch as int16 x − zp (0 at a padded tap, so padding is exact with accumulators starting
+into lane j of the block's column in the scratch (word w of lane j at w * BLOCK + j, so one pair's
+BLOCK input words are one 16-byte row at a compile-time byte offset) as int16 x − zp (0 at a padded tap, so padding is exact with accumulators starting
 at 0, as the dense im2col kernel of lower/conv2d_arm.py), followed by the cross-pair words; then per
 output channel one SMLAD (two 16×16 MACs, ``tf_smlad``) per kept weight pair and pixel, the weight
 word and its column word index loaded once per block. Zero pairs are never read; exact (int32
@@ -20,20 +21,21 @@ from ..ops.sparse_pairs import pair_cover
 from .kernel import Kernel, flat_index
 from .simd import HEADERS, check_flat_operands, require
 
-CTYPES = {np.dtype(np.uint16): "uint16_t", np.dtype(np.int32): "int32_t"}
 BLOCK = 4          # output pixels per block: 4 accumulators, one weight word load per 4 SMLADs
 
 
 def _names(pool, pc: dict, key) -> dict:
-    """The pair layout's arrays in the constant pool (C names) and the C type of ``ptr``/``word``."""
-    idt = np.uint16 if max(int(pc["ptr"][-1]), pc["words"] * BLOCK) < 2 ** 16 else np.int32
+    """The pair layout's arrays in the constant pool (C names): ``ptr``, ``pairs`` ([weight word, byte
+    offset of its column row] per kept pair), the cross-word element indices ``ca``/``cb``."""
+    idt = np.uint16 if int(pc["ptr"][-1]) < 2 ** 16 else np.int32
+    pairs = np.stack([pc["wval"], (pc["word"] * 4 * BLOCK).astype(np.int32)], axis=1).reshape(-1)
     names = {"ptr": pool.ref(pc["ptr"].astype(idt), key=("spair", "ptr", key)),
-             "word": pool.ref(pc["word"].astype(idt), key=("spair", "word", key)),
-             "wval": pool.ref(pc["wval"], key=("spair", "wval", key)), "itype": CTYPES[np.dtype(idt)]}
-    if pc["ncross"]:
-        cdt = np.uint16 if pc["R4"] < 2 ** 16 else np.int32
-        names["ca"] = pool.ref(np.ascontiguousarray(pc["cross"][:, 0]).astype(cdt), key=("spair", "ca", key))
-        names["cb"] = pool.ref(np.ascontiguousarray(pc["cross"][:, 1]).astype(cdt), key=("spair", "cb", key))
+             "pairs": pool.ref(pairs, key=("spair", "pairs", key))}
+    if pc["ncross"] and not pc["full_cross"]:
+        half = pc["cross"] // 2 * 2 * BLOCK + pc["cross"] % 2        # int16 index in lane 0 of the column
+        cdt = np.uint16 if half.max() < 2 ** 16 else np.int32
+        names["ca"] = pool.ref(np.ascontiguousarray(half[:, 0]).astype(cdt), key=("spair", "ca", key))
+        names["cb"] = pool.ref(np.ascontiguousarray(half[:, 1]).astype(cdt), key=("spair", "cb", key))
     return names
 
 
@@ -56,12 +58,12 @@ def _kernel(fn, name, pool, geo: dict, w2d: np.ndarray, anchor, epi, lead, slot,
     batch) and weights ``w2d`` [K, R]; outputs at ``lead`` with the pixel at axis ``slot``."""
     pc = pair_cover(w2d)
     names = _names(pool, pc, id(anchor))
-    geo = geo | {"R4": pc["R4"], "words": pc["words"], "ncross": pc["ncross"], "block": BLOCK, "R": w2d.shape[1]}
+    geo = geo | {"R4": pc["R4"], "words": pc["words"], "ncross": pc["ncross"], "full_cross": pc["full_cross"], "block": BLOCK, "R": w2d.shape[1]}
     P = geo["P"]
     outs = _outs(epi, anchor.ty.shape, lead, slot, {min(BLOCK, P), P % BLOCK} - {0})
     loops = template("conv2d/sparse_dsp.c.j2").module.conv(geo, names, outs, order)
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [],
-                  macs=geo["N"] * P * geo["K"] * w2d.shape[1], scratch_bytes=4 * min(BLOCK, P) * pc["words"],
+                  macs=geo["N"] * P * geo["K"] * w2d.shape[1], scratch_bytes=4 * BLOCK * pc["words"],
                   headers=list(HEADERS))
 
 

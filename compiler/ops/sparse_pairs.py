@@ -12,20 +12,23 @@ taps. Per output channel and quad with nonzero weights at positions S ⊆ {0, 1,
 The input column of one output pixel is R4 int16 values (x − zp, 0 at a padded tap) read as R4/2
 int32 words (the aligned pairs, little-endian: word i = (x[2i], x[2i+1])) followed by one word per
 distinct cross pair any channel uses (``cross``: its two element indices), built once per pixel and
-shared by every output channel. A kept pair is (word index, weight word (w_a | w_b << 16)).
+shared by every output channel. When a layer uses more than half of the possible cross words the
+column holds all four of every quad (``full_cross``, in FULL_CROSS order: built from the quad's two
+aligned words with two ALU operations each instead of two int16 loads). A kept pair is (word index, weight word (w_a | w_b << 16)).
 """
 from __future__ import annotations
 
 import numpy as np
 
 QUAD = 4
+FULL_CROSS = ((0, 2), (1, 3), (0, 3), (1, 2))   # the cross words of a quad in the full layout
 
 
 def pair_cover(w2d: np.ndarray) -> dict:
     """The pair layout of int8 weights ``w2d`` [K, R] (module doc): ``ptr`` [K+1] (int64: channel k's
     pairs are [ptr[k], ptr[k+1])), ``word`` (word index per pair in the pixel column), ``wval`` (int32
     packed weight pair), ``cross`` [X, 2] (element indices of the extra words), ``R4``, ``words``
-    (int32 words per pixel column: R4/2 + X), ``pairs`` (kept pairs, all channels)."""
+    (int32 words per pixel column: R4/2 + X), ``pairs`` (kept pairs, all channels), ``full_cross``."""
     K, R = w2d.shape
     R4 = -(-R // QUAD) * QUAD
     w = np.zeros((K, R4), np.int16)
@@ -45,10 +48,17 @@ def pair_cover(w2d: np.ndarray) -> dict:
                     word.append((q + h) // 2)
                     wval.append((int(w[k, q + h]), int(w[k, q + h + 1])))
         ptr.append(len(word))
+    full = len(cross) > R4 // 2
+    if full:         # more than half of the possible cross words: all four per quad, built from two words
+        where = {(q + a, q + b): q + t for q in range(0, R4, QUAD) for t, (a, b) in enumerate(FULL_CROSS)}
+        order = sorted(cross, key=cross.get)
+        word = [wd if wd < R4 // 2 else R4 // 2 + where[order[wd - R4 // 2]] for wd in word]
+        cross = {key: where[key] for key in sorted(where, key=where.get)}
     packed = np.array(wval or [(0, 0)], np.int16).reshape(-1, 2).view(np.int32).reshape(-1)
     return {"ptr": np.array(ptr, np.int64), "word": np.array(word or [0], np.int64), "wval": packed,
             "cross": np.array(sorted(cross, key=cross.get) or [(0, 0)], np.int64).reshape(-1, 2)[:len(cross) or 1],
-            "R4": R4, "words": R4 // 2 + len(cross), "pairs": len(word), "ncross": len(cross)}
+            "R4": R4, "words": R4 // 2 + len(cross), "pairs": len(word), "ncross": len(cross),
+            "full_cross": full}
 
 
-__all__ = ["QUAD", "pair_cover"]
+__all__ = ["FULL_CROSS", "QUAD", "pair_cover"]

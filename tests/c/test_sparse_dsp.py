@@ -13,7 +13,7 @@ from tests.conftest import require_programs
 
 CASES = {
     "conv3x3-same": lambda: conv_case("conv", 40, (1, 7, 9, 6), 5, (3, 3)),
-    "conv3x3-s2-relu": lambda: conv_case("conv", 41, (1, 9, 11, 5), 6, (3, 3), (2, 2), act="RELU"),
+    "conv3x3-s2-relu": lambda: conv_case("conv", 41, (1, 9, 11, 8), 6, (3, 3), (2, 2), act="RELU"),
     "conv1x1-batch2": lambda: conv_case("conv", 42, (2, 5, 7, 8), 6, (1, 1), padding="VALID", act="RELU6"),
     "fc-batch3": lambda: fc_case(43, 3, 37, 10),
 }
