@@ -205,20 +205,22 @@ def sparse_decision(fam: str, macs: int, outputs: int, zeros: float, dense_varia
     return Decision(sparse_insns <= (1 - SPARSE_MIN_GAIN) * dense, why)
 
 
-# the SMLAD pair layout on arm_dsp (lower/sparse_dsp.py, ops/sparse_pairs.py), fitted like SPARSE_IPM
-# (benchmarks/sparsity.py, cortex-m4): per widened column element of a pixel, per cross-pair word,
-# per kept pair per block of PAIR_BLOCK pixels and per pixel in it, per (block, channel) pass
-PAIR_COL_INSNS, PAIR_CROSS_INSNS = 5.0, 6.0
-PAIR_ENTRY_INSNS, PAIR_PIXEL_INSNS, PAIR_PASS_INSNS = 4.0, 2.0, 14.0
+# the SMLAD pair layout on arm_dsp (lower/sparse_dsp.py, ops/sparse_pairs.py), fitted (non-negative least
+# squares on relative error, rms 15%) to the per-kernel cortex-m4 qemu counts of KWS and ResNet-8 at 50/75/90%
+# and 2:4 with --sparse on (benchmarks/sparsity.py models): per widened column element of a pixel (input
+# channels a multiple of 4: SXTAB16 four at a time, else one by one), per cross-pair word of a pixel,
+# per kept pair per block of PAIR_BLOCK pixels (the inner loop: LDRD, 4 loads, 4 SMLAD), per output
+PAIR_COL_INSNS = {"wide": 2.0, "narrow": 14.5}
+PAIR_CROSS_INSNS, PAIR_BLOCK_INSNS, PAIR_OUTPUT_INSNS = 5.0, 10.0, 35.0
 PAIR_BLOCK = 4
 
 
-def sparse_pair_instructions(pixels: int, reduction: int, channels: int, pairs: int, cross: int) -> float:
+def sparse_pair_instructions(pixels: int, reduction: int, channels: int, pairs: int, cross: int,
+                             wide: bool) -> float:
     """Estimated instructions of the pair-layout sparse kernel: ``pixels`` output pixels (rows of a
     fully connected layer, x batch), ``reduction`` taps per output, ``channels`` output channels,
     ``pairs`` kept weight pairs over all channels and ``cross`` cross-pair words per column
-    (``ops.sparse_pairs.pair_cover``)."""
+    (``ops.sparse_pairs.pair_cover``); ``wide``: input channels a multiple of 4."""
     blocks = -(-pixels // PAIR_BLOCK)
-    return (pixels * (reduction * PAIR_COL_INSNS + cross * PAIR_CROSS_INSNS)
-            + blocks * (channels * PAIR_PASS_INSNS + pairs * (PAIR_ENTRY_INSNS + PAIR_BLOCK * PAIR_PIXEL_INSNS))
-            + pixels * channels * SPARSE_OUTPUT_INSNS)
+    return (pixels * (reduction * PAIR_COL_INSNS["wide" if wide else "narrow"] + cross * PAIR_CROSS_INSNS)
+            + blocks * pairs * PAIR_BLOCK_INSNS + pixels * channels * PAIR_OUTPUT_INSNS)

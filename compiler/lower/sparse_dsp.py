@@ -5,11 +5,13 @@ lower/sparse_conv.py.
 
 Output pixels (fully connected: rows) run in blocks of BLOCK. Each pixel's column is widened once
 into lane j of the block's column in the scratch (word w of lane j at w * BLOCK + j, so one pair's
-BLOCK input words are one 16-byte row at a compile-time byte offset) as int16 x − zp (0 at a padded tap, so padding is exact with accumulators starting
-at 0, as the dense im2col kernel of lower/conv2d_arm.py), followed by the cross-pair words; then per
-output channel one SMLAD (two 16×16 MACs, ``tf_smlad``) per kept weight pair and pixel, the weight
-word and its column word index loaded once per block. Zero pairs are never read; exact (int32
-accumulation of the same products as the dense kernel, QUANT.md).
+BLOCK input words are one 16-byte row at a compile-time byte offset) as int16 x − zp (0 at a padded
+tap, so padding is exact with accumulators starting at 0, as the dense im2col kernel of
+lower/conv2d_arm.py), followed by the cross-pair words; then per output channel one SMLAD (two
+16×16 MACs, ``tf_smlad``) per kept weight pair and pixel, the pair's 8-byte entry (weight word, row
+offset) loaded once per block. Zero pairs are never read; exact (int32 accumulation of the same
+products as the dense kernel, QUANT.md). Blocks are widened before any of their stores, so the
+in-place pixel-buffer orders hold.
 """
 from __future__ import annotations
 

@@ -29,10 +29,11 @@ from ..options import first_variant
 log = logging.getLogger("tinyfuse.sparse")
 
 
-def _pairs_estimate(pixels: int, w2d: np.ndarray) -> float:
+def _pairs_estimate(pixels: int, w2d: np.ndarray, channels_in: int) -> float:
     """Estimated instructions of the SMLAD pair layout (lower/sparse_dsp.py) for weights [K, R]."""
     pc = pair_cover(w2d)
-    return sparse_pair_instructions(pixels, w2d.shape[1], w2d.shape[0], pc["pairs"], pc["ncross"])
+    return sparse_pair_instructions(pixels, w2d.shape[1], w2d.shape[0], pc["pairs"], pc["ncross"],
+                                    channels_in % 4 == 0)
 
 
 def _candidate(anchor, dense: str) -> tuple | None:
@@ -52,7 +53,7 @@ def _candidate(anchor, dense: str) -> tuple | None:
             return None
         n = w.ty.shape[1]
         if dense == "arm_dsp" and anchor.ty.ndim >= 2 and sum(d > 1 for d in anchor.ty.shape[:-1]) <= 1:
-            est = _pairs_estimate(outputs // n, np.ascontiguousarray(wv.T))
+            est = _pairs_estimate(outputs // n, np.ascontiguousarray(wv.T), w.ty.shape[0])
             return "pw", outputs * w.ty.shape[0], outputs, zeros, est, "pairs"
         est = sparse_instructions((0, outputs // n, 0), n, np.count_nonzero(wv) / n, 0.0, BLOCK)
         return "pw", outputs * w.ty.shape[0], outputs, zeros, est, "lists"
@@ -61,7 +62,8 @@ def _candidate(anchor, dense: str) -> tuple | None:
         return None
     g = ConvGeom.of_call(anchor)
     if dense == "arm_dsp" and g.G == 1:
-        return g.family, g.N * g.macs, outputs, zeros, _pairs_estimate(g.N * g.P, wv.reshape(g.K, -1)), "pairs"
+        est = _pairs_estimate(g.N * g.P, wv.reshape(g.K, -1), g.C)
+        return g.family, g.N * g.macs, outputs, zeros, est, "pairs"
     taps = np.count_nonzero(np.abs(wv.astype(np.int32)).sum(axis=3)) / g.K
     # a depthwise conv usually runs in place through a padded plane (dw_plane_sparse): no border windows
     kinds = (g.OW // BLOCK * BLOCK * g.OH, g.OW % BLOCK * g.OH, 0) if g.depthwise else pixel_kinds(g)
