@@ -30,7 +30,18 @@ def test_pair_cover_counts():
     w24 = rng.integers(1, 127, (16, 64)).astype(np.int8).reshape(16, 16, 4)
     for q in w24.reshape(-1, 4):
         q[rng.choice(4, 2, replace=False)] = 0
-    assert pair_cover(w24.reshape(16, 64))["pairs"] == 16 * 16           # one SMLAD per quad
+    pc = pair_cover(w24.reshape(16, 64))
+    assert pc["pairs"] == 16 * 16 and pc["full_cross"]                   # one SMLAD per quad
+    half = pc["R4"] // 2
+    for k in range(16):                    # the kept pairs add up to the weights, element by element
+        got = np.zeros(pc["R4"], np.int64)
+        for j in range(pc["ptr"][k], pc["ptr"][k + 1]):
+            wd = pc["word"][j]
+            a, b = (2 * wd, 2 * wd + 1) if wd < half else pc["cross"][wd - half]
+            lo, hi = np.array([pc["wval"][j]], np.int32).view(np.int16)
+            got[a] += lo
+            got[b] += hi
+        np.testing.assert_array_equal(got, w24.reshape(16, 64)[k])
 
 
 def test_pruned_oneop_pairs_equal_tflm(tmp_path):
