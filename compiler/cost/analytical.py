@@ -170,8 +170,12 @@ SPARSE_TAP_INSNS = 12
 SPARSE_MIN_ZEROS = 0.40
 # the dense SIMD conv / pointwise / FC kernels against which a sparse one is weighed: instructions per MAC
 # fall with the reduction length R = KH*KW*Cg (im2col and the epilogue amortised over more MACs),
-# ~ 1.35 + 34.6 / R on cortex-m4 (KWS, ResNet-8: R = 27 .. 576); IPM's means misjudge both ends
-DENSE_SIMD_IPM = (1.35, 34.6)
+# ~ 1.28 + 18 / R on cortex-m4 (refitted 2026-12-02 on the --sparse off per-kernel counts of KWS,
+# ResNet-8 and the VWW-like MobileNet of examples/build_vww.py: R = 16 .. 576); IPM's means misjudge
+# both ends. The dense depthwise kernel on arm_dsp (the in-place row kernel, inplace_dw_rows) runs
+# ~DENSE_DW_DSP_IPM instructions per MAC besides the epilogue (KWS: 179,974 for 72,000 MACs, 8,000 outputs)
+DENSE_SIMD_IPM = (1.28, 18.0)
+DENSE_DW_DSP_IPM = 0.95
 SPARSE_MIN_GAIN = 0.20
 
 
@@ -194,10 +198,11 @@ def sparse_decision(fam: str, macs: int, outputs: int, zeros: float, dense_varia
     output elements, a ``zeros`` fraction of its weights zero, runs the sparse variant
     (``sparse_insns``: ``sparse_instructions``) instead of ``dense_variant`` (``first_variant``:
     ref, arm_dsp, arm_mve): only with at least SPARSE_MIN_ZEROS zeros and SPARSE_MIN_GAIN fewer
-    estimated instructions. The dense SIMD conv/pw kernels are costed by DENSE_SIMD_IPM."""
+    estimated instructions. The dense SIMD conv/pw kernels are costed by DENSE_SIMD_IPM, depthwise by
+    DENSE_DW_DSP_IPM."""
     per_mac = ipm(fam, dense_variant)
-    if fam != "dw" and COSTED_AS.get(dense_variant, dense_variant) == "arm_dsp":
-        per_mac = DENSE_SIMD_IPM[0] + DENSE_SIMD_IPM[1] * outputs / macs
+    if COSTED_AS.get(dense_variant, dense_variant) == "arm_dsp":
+        per_mac = DENSE_DW_DSP_IPM if fam == "dw" else DENSE_SIMD_IPM[0] + DENSE_SIMD_IPM[1] * outputs / macs
     dense = macs * per_mac + outputs * EPILOGUE_INSNS
     why = f"{zeros:.0%} zero weights, ~{sparse_insns:.0f} vs {dense:.0f} instructions ({dense_variant})"
     if zeros < SPARSE_MIN_ZEROS:
