@@ -82,6 +82,8 @@ def sparse_weights(mod: IRModule, options) -> IRModule:
             anchor, _ = split_group(node.op)
         except MalformedGroup:
             continue
+        if anchor is None:
+            continue
         dense = first_variant(anchor.op, options.variants)
         cand = _candidate(anchor, dense)
         if cand is None:
