@@ -39,7 +39,8 @@ def _pairs_estimate(pixels: int, w2d: np.ndarray, channels_in: int) -> float:
 def _candidate(anchor, dense: str) -> tuple | None:
     """(family, dense MACs, outputs, zero fraction, estimated sparse instructions, layout) of an anchor
     the sparse kernel can run, else None. ``dense``: the dense variant it replaces; on arm_dsp a groups-1
-    conv or a fully connected layer (output rank >= 2) takes the SMLAD ``pairs`` layout, else ``lists``."""
+    conv or a fully connected layer (output rank >= 2) may take the SMLAD ``pairs`` layout: the one of
+    ``pairs`` and ``lists`` with the lower estimate is chosen, elsewhere ``lists``."""
     if anchor is None or anchor.op not in ("qnn.conv2d", "qnn.matmul"):
         return None
     x, w = anchor.args[:2]
@@ -52,22 +53,23 @@ def _candidate(anchor, dense: str) -> tuple | None:
         if w.ty.ndim != 2:
             return None
         n = w.ty.shape[1]
-        if dense == "arm_dsp" and anchor.ty.ndim >= 2 and sum(d > 1 for d in anchor.ty.shape[:-1]) <= 1:
-            est = _pairs_estimate(outputs // n, np.ascontiguousarray(wv.T), w.ty.shape[0])
-            return "pw", outputs * w.ty.shape[0], outputs, zeros, est, "pairs"
         est = sparse_instructions((0, outputs // n, 0), n, np.count_nonzero(wv) / n, 0.0, BLOCK)
+        if dense == "arm_dsp" and anchor.ty.ndim >= 2 and sum(d > 1 for d in anchor.ty.shape[:-1]) <= 1:
+            pairs = _pairs_estimate(outputs // n, np.ascontiguousarray(wv.T), w.ty.shape[0])
+            if pairs < est:
+                return "pw", outputs * w.ty.shape[0], outputs, zeros, pairs, "pairs"
         return "pw", outputs * w.ty.shape[0], outputs, zeros, est, "lists"
     a = anchor.attrs
     if a["data_layout"] != "NHWC" or a["kernel_layout"] != "OHWI" or a["input_layout"] is not None:
         return None
     g = ConvGeom.of_call(anchor)
-    if dense == "arm_dsp" and g.G == 1:
-        est = _pairs_estimate(g.N * g.P, wv.reshape(g.K, -1), g.C)
-        return g.family, g.N * g.macs, outputs, zeros, est, "pairs"
+    pairs = _pairs_estimate(g.N * g.P, wv.reshape(g.K, -1), g.C) if dense == "arm_dsp" and g.G == 1 else None
     taps = np.count_nonzero(np.abs(wv.astype(np.int32)).sum(axis=3)) / g.K
     # a depthwise conv usually runs in place through a padded plane (dw_plane_sparse): no border windows
     kinds = (g.OW // BLOCK * BLOCK * g.OH, g.OW % BLOCK * g.OH, 0) if g.depthwise else pixel_kinds(g)
     est = sparse_instructions(tuple(g.N * p for p in kinds), g.K, np.count_nonzero(wv) / g.K, taps, BLOCK)
+    if pairs is not None and pairs < est:
+        return g.family, g.N * g.macs, outputs, zeros, pairs, "pairs"
     return g.family, g.N * g.macs, outputs, zeros, est, "lists"
 
 
