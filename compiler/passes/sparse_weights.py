@@ -36,11 +36,12 @@ def _pairs_estimate(pixels: int, w2d: np.ndarray, channels_in: int) -> float:
                                     channels_in % 4 == 0)
 
 
-def _candidate(anchor, dense: str) -> tuple | None:
+def _candidate(anchor, dense: str, force: bool = False) -> tuple | None:
     """(family, dense MACs, outputs, zero fraction, estimated sparse instructions, layout) of an anchor
     the sparse kernel can run, else None. ``dense``: the dense variant it replaces; on arm_dsp a groups-1
     conv or a fully connected layer (output rank >= 2) may take the SMLAD ``pairs`` layout: the one of
-    ``pairs`` and ``lists`` with the lower estimate is chosen, elsewhere ``lists``."""
+    ``pairs`` and ``lists`` with the lower estimate is chosen (``force``, --sparse on: ``pairs``),
+    elsewhere ``lists``."""
     if anchor is None or anchor.op not in ("qnn.conv2d", "qnn.matmul"):
         return None
     x, w = anchor.args[:2]
@@ -56,7 +57,7 @@ def _candidate(anchor, dense: str) -> tuple | None:
         est = sparse_instructions((0, outputs // n, 0), n, np.count_nonzero(wv) / n, 0.0, BLOCK)
         if dense == "arm_dsp" and anchor.ty.ndim >= 2 and sum(d > 1 for d in anchor.ty.shape[:-1]) <= 1:
             pairs = _pairs_estimate(outputs // n, np.ascontiguousarray(wv.T), w.ty.shape[0])
-            if pairs < est:
+            if force or pairs < est:
                 return "pw", outputs * w.ty.shape[0], outputs, zeros, pairs, "pairs"
         return "pw", outputs * w.ty.shape[0], outputs, zeros, est, "lists"
     a = anchor.attrs
@@ -68,7 +69,7 @@ def _candidate(anchor, dense: str) -> tuple | None:
     # a depthwise conv usually runs in place through a padded plane (dw_plane_sparse): no border windows
     kinds = (g.OW // BLOCK * BLOCK * g.OH, g.OW % BLOCK * g.OH, 0) if g.depthwise else pixel_kinds(g)
     est = sparse_instructions(tuple(g.N * p for p in kinds), g.K, np.count_nonzero(wv) / g.K, taps, BLOCK)
-    if pairs is not None and pairs < est:
+    if pairs is not None and (force or pairs < est):
         return g.family, g.N * g.macs, outputs, zeros, pairs, "pairs"
     return g.family, g.N * g.macs, outputs, zeros, est, "lists"
 
@@ -87,7 +88,7 @@ def sparse_weights(mod: IRModule, options) -> IRModule:
         if anchor is None:
             continue
         dense = first_variant(anchor.op, options.variants)
-        cand = _candidate(anchor, dense)
+        cand = _candidate(anchor, dense, options.sparse == "on")
         if cand is None:
             continue
         fam, macs, outputs, zeros, est, layout = cand
