@@ -9,7 +9,12 @@ qemu, instruction counts from the TCG plugin (README "Real-time mode"). Prints m
 3. step fission: --max-step-instructions 50000 on ResNet-8: steps, the largest measured, and the
    total against <name>_run of the same build and of the default build.
 
-    python benchmarks/realtime.py [--only skip|wcet|steps] [--budget 50000]
+    python benchmarks/realtime.py [--only skip|wcet|steps] [--budget 50000] [--models M.tflite|M.onnx ...]
+
+``--models``: the --wcet table for these model files instead of the three MLPerf Tiny ones (e.g. the
+VWW-sized ../shared/models/onnx/mobilenetv2_035_96_qdq.onnx and the .tflite of examples/build_vww.py);
+the real input sample is ``<stem>.io.npz`` beside the file (a ``_qdq``/``_qop`` suffix dropped) when
+it exists, else only the random inputs.
 """
 from __future__ import annotations
 
@@ -98,15 +103,26 @@ def skip_table(tmp: Path) -> None:
         print()
 
 
-def wcet_table(tmp: Path) -> None:
+def _model_file(path: Path):
+    """(name, path, the io.npz beside it or None) of a --models file."""
+    stem = path.name.rsplit(".", 1)[0]
+    for base in (stem, stem.removesuffix("_qdq").removesuffix("_qop")):
+        npz = path.with_name(f"{base}.io.npz")
+        if npz.exists():
+            return stem, path, np.load(npz)
+    return stem, path, None
+
+
+def wcet_table(tmp: Path, files: list[Path] | None = None) -> None:
     print(f"## --wcet: per-kernel instructions over {WCET_RANDOM_INPUTS} random inputs + the npz input, "
           "cortex-m4\n")
-    for name in MODELS:
-        path, io = _model(name)
+    models = [_model_file(Path(f)) for f in files] if files else [(n, *_model(n)) for n in MODELS]
+    for name, path, io in models:
         rows = {}
         for flag in (False, True):
             result = _compile(path, wcet=flag)
-            samples = [[io["input"]]] + [random_inputs(result.inputs, 1 + k) for k in range(WCET_RANDOM_INPUTS)]
+            real = [[io["input"]]] if io is not None and "input" in io else []
+            samples = real + [random_inputs(result.inputs, 1 + k) for k in range(WCET_RANDOM_INPUTS)]
             rows[flag] = bench_wcet(result, TARGET, samples, tmp / f"{name}-wcet{int(flag)}")
         w, d = rows[True], rows[False]
         same = sum(not k["data_dependent"] for k in w["kernels"])
@@ -160,13 +176,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=("skip", "wcet", "steps"))
     ap.add_argument("--budget", type=int, default=50000)
+    ap.add_argument("--models", nargs="+", help="model files for the --wcet table (default: the MLPerf Tiny three)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tinyfuse_realtime_") as tmp:
         tmp = Path(tmp)
         if args.only in (None, "skip"):
             skip_table(tmp)
         if args.only in (None, "wcet"):
-            wcet_table(tmp)
+            wcet_table(tmp, args.models)
         if args.only in (None, "steps"):
             steps_table(tmp, args.budget)
 

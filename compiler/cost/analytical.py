@@ -186,8 +186,12 @@ SPARSE_TAP_INSNS = 12
 SPARSE_MIN_ZEROS = 0.40
 # the dense SIMD conv / pointwise / FC kernels against which a sparse one is weighed: instructions per MAC
 # fall with the reduction length R = KH*KW*Cg (im2col and the epilogue amortised over more MACs),
-# ~ 1.35 + 34.6 / R on cortex-m4 (KWS, ResNet-8: R = 27 .. 576); IPM's means misjudge both ends
-DENSE_SIMD_IPM = (1.35, 34.6)
+# ~ 1.28 + 18 / R on cortex-m4 (refitted 2026-12-02 on the --sparse off per-kernel counts of KWS,
+# ResNet-8 and the VWW-like MobileNet of examples/build_vww.py: R = 16 .. 576); IPM's means misjudge
+# both ends. The dense depthwise kernel on arm_dsp (the in-place row kernel, inplace_dw_rows) runs
+# ~DENSE_DW_DSP_IPM instructions per MAC besides the epilogue (KWS: 179,974 for 72,000 MACs, 8,000 outputs)
+DENSE_SIMD_IPM = (1.28, 18.0)
+DENSE_DW_DSP_IPM = 0.95
 SPARSE_MIN_GAIN = 0.20
 
 
@@ -210,12 +214,34 @@ def sparse_decision(fam: str, macs: int, outputs: int, zeros: float, dense_varia
     output elements, a ``zeros`` fraction of its weights zero, runs the sparse variant
     (``sparse_insns``: ``sparse_instructions``) instead of ``dense_variant`` (``first_variant``:
     ref, arm_dsp, arm_mve): only with at least SPARSE_MIN_ZEROS zeros and SPARSE_MIN_GAIN fewer
-    estimated instructions. The dense SIMD conv/pw kernels are costed by DENSE_SIMD_IPM."""
+    estimated instructions. The dense SIMD conv/pw kernels are costed by DENSE_SIMD_IPM, depthwise by
+    DENSE_DW_DSP_IPM."""
     per_mac = ipm(fam, dense_variant)
-    if fam != "dw" and COSTED_AS.get(dense_variant, dense_variant) == "arm_dsp":
-        per_mac = DENSE_SIMD_IPM[0] + DENSE_SIMD_IPM[1] * outputs / macs
+    if COSTED_AS.get(dense_variant, dense_variant) == "arm_dsp":
+        per_mac = DENSE_DW_DSP_IPM if fam == "dw" else DENSE_SIMD_IPM[0] + DENSE_SIMD_IPM[1] * outputs / macs
     dense = macs * per_mac + outputs * EPILOGUE_INSNS
     why = f"{zeros:.0%} zero weights, ~{sparse_insns:.0f} vs {dense:.0f} instructions ({dense_variant})"
     if zeros < SPARSE_MIN_ZEROS:
         return Decision(False, f"{why}: below {SPARSE_MIN_ZEROS:.0%} zeros")
     return Decision(sparse_insns <= (1 - SPARSE_MIN_GAIN) * dense, why)
+
+
+# the SMLAD pair layout on arm_dsp (lower/sparse_dsp.py, ops/sparse_pairs.py), fitted (non-negative least
+# squares on relative error, rms 15%) to the per-kernel cortex-m4 qemu counts of KWS and ResNet-8 at 50/75/90%
+# and 2:4 with --sparse on (benchmarks/sparsity.py models): per widened column element of a pixel (input
+# channels a multiple of 4: SXTAB16 four at a time, else one by one), per cross-pair word of a pixel,
+# per kept pair per block of PAIR_BLOCK pixels (the inner loop: LDRD, 4 loads, 4 SMLAD), per output
+PAIR_COL_INSNS = {"wide": 2.0, "narrow": 14.5}
+PAIR_CROSS_INSNS, PAIR_BLOCK_INSNS, PAIR_OUTPUT_INSNS = 5.0, 10.0, 35.0
+PAIR_BLOCK = 4
+
+
+def sparse_pair_instructions(pixels: int, reduction: int, channels: int, pairs: int, cross: int,
+                             wide: bool) -> float:
+    """Estimated instructions of the pair-layout sparse kernel: ``pixels`` output pixels (rows of a
+    fully connected layer, x batch), ``reduction`` taps per output, ``channels`` output channels,
+    ``pairs`` kept weight pairs over all channels and ``cross`` cross-pair words per column
+    (``ops.sparse_pairs.pair_cover``); ``wide``: input channels a multiple of 4."""
+    blocks = -(-pixels // PAIR_BLOCK)
+    return (pixels * (reduction * PAIR_COL_INSNS["wide" if wide else "narrow"] + cross * PAIR_CROSS_INSNS)
+            + blocks * pairs * PAIR_BLOCK_INSNS + pixels * channels * PAIR_OUTPUT_INSNS)

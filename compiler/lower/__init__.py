@@ -15,6 +15,7 @@ import logging
 from ..codegen.templates import template
 from ..errors import TinyfuseError
 from ..ir import Function, Var
+from .realtime import WCET_HEADER
 from ..options import FEATURES, KERNEL_CHOICES, WEIGHT_VARIANTS, CompileOptions  # noqa: F401  (re-exported)
 from . import conv_transpose  # noqa: F401  (transposed convolution)
 from . import batch_matmul, concat, conv2d, elemwise, horizontal, layer_norm, matmul, pad, qsoftmax  # noqa: F401
@@ -85,6 +86,8 @@ def _try_variants(fn, anchor, epilogue_ops, pool, name, key, options, **kw) -> K
 
 def _finish(kernel: Kernel, fn: Function, anchor, epilogue_ops, name: str) -> Kernel:
     kernel.ops = kernel.ops or [c.op for c in ([anchor] if anchor is not None else []) + epilogue_ops]  # a lowering may list its own
+    if "_ct(" in kernel.loops and WCET_HEADER not in kernel.headers:     # an epilogue's --wcet form
+        kernel.headers = [*kernel.headers, WCET_HEADER]
     kernel.group = fn.attrs.get("name", name)
     found = found_slice(kernel)
     kernel.slice_range, kernel.slice_points = ((found.lo, found.hi), found.points) if found else (None, None)

@@ -9,6 +9,7 @@ import numpy as np
 from ..codegen.templates import c_literal, template
 from ..ir import Call, Constant, Function, TensorType, Var, get_op
 from ..ir.group import split_group  # noqa: F401  (re-exported: lowerings split their group)
+from .realtime import current as current_modes
 
 
 @dataclass
@@ -127,11 +128,13 @@ class Epilogue:
 
     def attrs_for(self, op: Call, macro) -> dict:
         """Attributes as the macro sees them: arrays become const array names, plus ``dtype`` (the
-        op's output dtype) when the macro takes it."""
+        op's output dtype) when the macro takes it, and ``wcet`` under --wcet (lower/realtime.py)."""
         attrs = {k: (self.pool.ref(np.asarray(v), key=("attr", id(op), k)) if isinstance(v, np.ndarray) else v)
                  for k, v in op.attrs.items()}
         if "dtype" in macro.arguments:
             attrs["dtype"] = op.ty.dtype
+        if "wcet" in macro.arguments and current_modes().wcet:
+            attrs["wcet"] = True
         return attrs
 
     def operand(self, e, out_shape, idx, values) -> str:

@@ -8,6 +8,7 @@ from ..codegen.templates import c_literal, template
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
+from .realtime import current as current_modes
 from .registry import lowering
 
 
@@ -72,7 +73,8 @@ def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
         # qavg: tf_avg_round's int32 result is the int8 average (within the range of the int8 taps):
         # the epilogue reads it as the anchor's type (no implicit narrowing: -Wconversion)
         lines, value = epi.code(o, f"({anchor.ty.ctype})acc" if kind == "qavg" and epi.ops else "acc")
-        return t.S_out(kind, div, lines, value, f"out[{flat_index(anchor.ty.shape, o)}]", fn.body.ty.ctype)
+        return t.S_out(kind, div, lines, value, f"out[{flat_index(anchor.ty.shape, o)}]", fn.body.ty.ctype,
+                       wcet=current_modes().wcet)
 
     stmts = [
         Statement("S_init", dims, ob, dims + ("0", "0", "0"), lambda **c: t.S_init(kind, lowest)),

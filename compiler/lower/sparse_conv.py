@@ -35,14 +35,17 @@ from .inplace_conv import finish
 from .kernel import Epilogue, Kernel, flat_index
 from .registry import variant
 from .simd import check_int8_anchor, fold_offset, offset_fold, require
+from .sparse_dsp import conv2d_pairs, matmul_pairs
 
 
-def chosen(context, anchor) -> None:
-    """Unsupported unless the cost decision of this compilation chose the sparse kernel for the
-    anchor's weights (``CompileContext.sparse_kernels``: id → (weights Constant, reason))."""
+def chosen(context, anchor) -> str:
+    """The layout the cost decision of this compilation chose for the anchor's weights
+    (``CompileContext.sparse_kernels``: id → (weights Constant, reason, layout): ``lists`` here,
+    ``pairs`` lower/sparse_dsp.py); Unsupported when it chose the dense kernel."""
     w = anchor.args[1]
     entry = context.sparse_kernels.get(id(w)) if context is not None else None
     require(entry is not None and entry[0] is w, "dense weights, or the dense kernel is cheaper (--sparse)")
+    return entry[2] if len(entry) > 2 else "lists"
 
 
 def csr_lists(w: np.ndarray, tap_offset, channel_offset: int = 1) -> dict:
@@ -108,11 +111,13 @@ def conv2d_sparse(fn, anchor, epi, pool, name, order=None, context=None) -> Kern
     """The sparse conv kernel (module doc). ``order``: in place through a pixel buffer (the memory
     plan's ``pixel_buffer``, batch 1, int8 output): each pixel's K outputs go to a K-byte scratch and
     are stored after all of its reads, pixels in that order (ascending or descending)."""
-    chosen(context, anchor)
+    layout = chosen(context, anchor)
     check_int8_anchor(anchor)
     a = anchor.attrs
     require(a["data_layout"] == "NHWC" and a["kernel_layout"] == "OHWI" and a["input_layout"] is None,
             f"layout {a['data_layout']}/{a['kernel_layout']} (input {a['input_layout']}), not NHWC/OHWI")
+    if layout == "pairs":
+        return conv2d_pairs(fn, anchor, epi, pool, name, order)
     g = ConvGeom.of_call(anchor)
     w = anchor.args[1].value
     lists = csr_lists(w, lambda r, s: (r * g.dh * g.W + s * g.dw) * g.C)
@@ -157,11 +162,13 @@ def dw_plane_sparse(fn, name: str, pool, context) -> Kernel | None:
 def matmul_sparse(fn, anchor, epi, pool, name, order=None, context=None) -> Kernel:
     """The sparse fully-connected kernel: out[..., n] = Σ_k (a[..., k] − zp)·b[k, n] over the nonzero
     b[k, n] (a constant [K, N] int8 matrix), every leading axis of ``a`` a loop."""
-    chosen(context, anchor)
+    layout = chosen(context, anchor)
     require(order is None, "in place: the dense kernels")
     check_int8_anchor(anchor)
     x, b = anchor.args
     require(b.ty.ndim == 2 and x.ty.ndim >= 1, f"weights of shape {b.ty.shape}: only a 2-D constant matrix")
+    if layout == "pairs":
+        return matmul_pairs(fn, anchor, epi, pool, name)
     Kr, Nn = b.ty.shape
     wt = np.ascontiguousarray(b.value.T)                       # [N, K]
     lists = csr_lists(wt.reshape(Nn, 1, 1, Kr), lambda r, s: 0)

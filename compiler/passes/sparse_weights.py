@@ -7,7 +7,9 @@ For every kernel Function whose anchor is an int8 ``qnn.conv2d`` (NHWC/OHWI, rea
 cost model (``cost.analytical.sparse_decision``) whether the sparse kernel (lower/sparse_conv.py:
 compile-time lists of the nonzero weights, zero channels reduced to their bias) beats the dense
 kernel lowering would otherwise pick (``first_variant`` of ``options.variants``). Chosen weights are
-recorded on ``options.context.sparse_kernels`` (id → (Constant, reason)); the IR is unchanged.
+recorded on ``options.context.sparse_kernels`` (id → (Constant, reason, layout)); the IR is unchanged.
+On arm_dsp targets groups-1 convs and fully connected layers take the SMLAD pair layout (``pairs``:
+ops/sparse_pairs.py, lower/sparse_dsp.py), costed by ``cost.analytical.sparse_pair_instructions``.
 Poly-fused chains (lowered by fused_chain) are left as they are.
 """
 from __future__ import annotations
@@ -16,19 +18,30 @@ import logging
 
 import numpy as np
 
-from ..cost.analytical import sparse_decision, sparse_instructions
+from ..cost.analytical import sparse_decision, sparse_instructions, sparse_pair_instructions
 from ..ir import Call, Constant, Function, IRModule, post_order
 from ..ir.group import MalformedGroup, split_group
 from ..ops.conv_geom import ConvGeom
 from ..ops.sparse_geom import BLOCK, pixel_kinds
+from ..ops.sparse_pairs import pair_cover
 from ..options import first_variant
 
 log = logging.getLogger("tinyfuse.sparse")
 
 
-def _candidate(anchor) -> tuple | None:
-    """(family, dense MACs, outputs, zero fraction, estimated sparse instructions) of an anchor the
-    sparse kernel can run, else None."""
+def _pairs_estimate(pixels: int, w2d: np.ndarray, channels_in: int) -> float:
+    """Estimated instructions of the SMLAD pair layout (lower/sparse_dsp.py) for weights [K, R]."""
+    pc = pair_cover(w2d)
+    return sparse_pair_instructions(pixels, w2d.shape[1], w2d.shape[0], pc["pairs"], pc["ncross"],
+                                    channels_in % 4 == 0)
+
+
+def _candidate(anchor, dense: str, force: bool = False) -> tuple | None:
+    """(family, dense MACs, outputs, zero fraction, estimated sparse instructions, layout) of an anchor
+    the sparse kernel can run, else None. ``dense``: the dense variant it replaces; on arm_dsp a groups-1
+    conv or a fully connected layer (output rank >= 2) may take the SMLAD ``pairs`` layout: the one of
+    ``pairs`` and ``lists`` with the lower estimate is chosen (``force``, --sparse on: ``pairs``),
+    elsewhere ``lists``."""
     if anchor is None or anchor.op not in ("qnn.conv2d", "qnn.matmul"):
         return None
     x, w = anchor.args[:2]
@@ -42,16 +55,23 @@ def _candidate(anchor) -> tuple | None:
             return None
         n = w.ty.shape[1]
         est = sparse_instructions((0, outputs // n, 0), n, np.count_nonzero(wv) / n, 0.0, BLOCK)
-        return "pw", outputs * w.ty.shape[0], outputs, zeros, est
+        if dense == "arm_dsp" and anchor.ty.ndim >= 2 and sum(d > 1 for d in anchor.ty.shape[:-1]) <= 1:
+            pairs = _pairs_estimate(outputs // n, np.ascontiguousarray(wv.T), w.ty.shape[0])
+            if force or pairs < est:
+                return "pw", outputs * w.ty.shape[0], outputs, zeros, pairs, "pairs"
+        return "pw", outputs * w.ty.shape[0], outputs, zeros, est, "lists"
     a = anchor.attrs
     if a["data_layout"] != "NHWC" or a["kernel_layout"] != "OHWI" or a["input_layout"] is not None:
         return None
     g = ConvGeom.of_call(anchor)
+    pairs = _pairs_estimate(g.N * g.P, wv.reshape(g.K, -1), g.C) if dense == "arm_dsp" and g.G == 1 else None
     taps = np.count_nonzero(np.abs(wv.astype(np.int32)).sum(axis=3)) / g.K
     # a depthwise conv usually runs in place through a padded plane (dw_plane_sparse): no border windows
     kinds = (g.OW // BLOCK * BLOCK * g.OH, g.OW % BLOCK * g.OH, 0) if g.depthwise else pixel_kinds(g)
     est = sparse_instructions(tuple(g.N * p for p in kinds), g.K, np.count_nonzero(wv) / g.K, taps, BLOCK)
-    return g.family, g.N * g.macs, outputs, zeros, est
+    if pairs is not None and (force or pairs < est):
+        return g.family, g.N * g.macs, outputs, zeros, pairs, "pairs"
+    return g.family, g.N * g.macs, outputs, zeros, est, "lists"
 
 
 def sparse_weights(mod: IRModule, options) -> IRModule:
@@ -67,12 +87,16 @@ def sparse_weights(mod: IRModule, options) -> IRModule:
             anchor, _ = split_group(node.op)
         except MalformedGroup:
             continue
-        cand = _candidate(anchor)
+        if anchor is None:
+            continue
+        dense = first_variant(anchor.op, options.variants)
+        cand = _candidate(anchor, dense, options.sparse == "on")
         if cand is None:
             continue
-        fam, macs, outputs, zeros, est = cand
-        decision = sparse_decision(fam, macs, outputs, zeros, first_variant(anchor.op, options.variants), est)
-        log.info("%s: sparse %s (%s)", anchor.span, "chosen" if decision.fuse else "not chosen", decision.reason)
+        fam, macs, outputs, zeros, est, layout = cand
+        decision = sparse_decision(fam, macs, outputs, zeros, dense, est)
+        log.info("%s: sparse %s %s (%s)", anchor.span, layout, "chosen" if decision.fuse else "not chosen",
+                 decision.reason)
         if decision.fuse or options.sparse == "on":
-            options.context.sparse_kernels[id(anchor.args[1])] = (anchor.args[1], decision.reason)
+            options.context.sparse_kernels[id(anchor.args[1])] = (anchor.args[1], decision.reason, layout)
     return mod

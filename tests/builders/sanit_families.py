@@ -42,7 +42,8 @@ DSP_TARGETS = ("host", "cortex-m4")              # depthwise: arm_dsp only (cort
 ARM_TARGETS = {"q_conv_relu6": SIMD_TARGETS, "q_conv_s2_valid": SIMD_TARGETS, "q_dw_mult2_s2": DSP_TARGETS,
                "q_fc": SIMD_TARGETS, "q_poly_chain": SIMD_TARGETS, "q_down_block": SIMD_TARGETS,
                "q_horizontal": SIMD_TARGETS, "f_gemm_softmax": DSP_TARGETS, "f_fpu_convs": DSP_TARGETS,
-               "q_dw_inplace": SIMD_TARGETS, "q_avg_pool": SIMD_TARGETS}
+               "q_dw_inplace": SIMD_TARGETS, "q_avg_pool": SIMD_TARGETS,
+               "q_sparse_conv": DSP_TARGETS, "q_sparse_fc": DSP_TARGETS, "q_sparse_pairs24": DSP_TARGETS}
 
 
 @dataclass
@@ -226,13 +227,16 @@ def int8_tflm_models() -> list[FamilyModel]:
 
 
 def _sparse_models() -> list[FamilyModel]:
-    """Pruned (75%, one zero channel) conv and FC for the sparse kernels (lower/sparse_conv.py)."""
+    """Pruned (75%, one zero channel) conv and FC for the sparse kernels (lower/sparse_conv.py; on
+    cortex-m4 the SMLAD pair layout, lower/sparse_dsp.py), and a 2:4 conv with 8 input channels (pair
+    layout: the SXTAB16 widening, all four cross words per quad)."""
     from tests.builders.sparse_models import pruned_case
     from tests.builders.tflm_cases import conv_case, fc_case
     cases = (("q_sparse_conv", conv_case("conv", 13, (1, 7, 9, 6), 5, (3, 3), (1, 2))),
-             ("q_sparse_fc", fc_case(14, 2, 37, 9)))
+             ("q_sparse_fc", fc_case(14, 2, 37, 9)),
+             ("q_sparse_pairs24", conv_case("conv", 15, (1, 6, 9, 8), 6, (3, 3))))
     return [FamilyModel(name, model, inputs, [want], options={"sparse": "on"})
-            for name, (model, inputs, want) in ((n, pruned_case(c, "75")) for n, c in cases)]
+            for name, (model, inputs, want) in ((n, pruned_case(c, "2:4" if n.endswith("24") else "75")) for n, c in cases)]
 
 
 def _ort_int8(name, model, x, lsb, **kw) -> FamilyModel:

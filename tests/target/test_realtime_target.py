@@ -57,3 +57,31 @@ def test_skip_zero_activations_dsp_is_exact(kind, tmp_path):
     assert [k.variant for k in result.kernels] == ["skip_zero_dsp"]
     (out,) = run_target(build_target(result, "cortex-m4", tmp_path, [x]))
     np.testing.assert_array_equal(out.reshape(want.shape), want)
+
+
+def test_wcet_avg_pool_and_float_quantize_run_the_same_instructions_on_every_input(tmp_path):
+    """The int8 average pool (TFLM rounding, half away from zero) and the float -> int8 quantize (round
+    half to even) use their branch-free forms under --wcet (tinyfuse_wcet.h: tf_avg_round_ct,
+    tf_rintf_ct): every input runs the same instructions; outputs equal TFLM's / onnxruntime's."""
+    from onnx import TensorProto, helper
+    from tests.builders.float_models import model_of
+    from tests.builders.tflm_cases import pool_case
+    from tests.conftest import ort_run
+    require_tools("cortex-m4")
+    rng = np.random.default_rng(3)
+    pool = pool_case("avg_pool", 7, (1, 6, 6, 16), (3, 3), (3, 3))
+    scale = np.array(0.05, np.float32)
+    x = (rng.integers(-3000, 3000, (1, 64)) * 0.025).astype(np.float32)     # halfway points and beyond the range
+    quant = model_of([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])], {"x": x}, ["y"],
+                     inits={"s": scale, "z": np.array(3, np.int8)})
+    quant.graph.output[0].type.tensor_type.elem_type = TensorProto.INT8
+    cases = ((pool.model, pool.inputs, pool.want,
+              lambda: [[rng.integers(-128, 128, (1, 6, 6, 16)).astype(np.int8)] for _ in range(4)]),
+             (quant, [x], ort_run(quant, {"x": x})[0],
+              lambda: [[(rng.standard_normal((1, 64)) * 10 ** rng.uniform(-2, 3)).astype(np.float32)] for _ in range(4)]))
+    for i, (model, inputs, want, more) in enumerate(cases):
+        result = compile_model(model, target="cortex-m4", realtime={"wcet": True})
+        w = bench_wcet(result, "cortex-m4", [inputs] + more(), tmp_path / f"w{i}")
+        assert w["instructions_min"] == w["instructions_max"], w
+        (out,) = run_target(build_target(result, "cortex-m4", tmp_path / f"r{i}", inputs))
+        np.testing.assert_array_equal(out.reshape(want.shape), want)

@@ -61,4 +61,26 @@ static inline int32_t tf_softmax_reciprocal_ct(int32_t sum, int32_t *exponent)
   return tf_one_over_one_plus_x_ct((int32_t)(((uint32_t)sum << lz) - 0x80000000u));
 }
 
+/* tf_avg_round (TFLM average: half away from zero) with the sign as a mask instead of a branch:
+ * sum > 0 adds count / 2, sum <= 0 subtracts it (for sum = 0 both give 0). */
+static inline int32_t tf_avg_round_ct(int32_t sum, int32_t count)
+{
+  const int32_t s = sum >> 31, half = count / 2;
+  return (sum + ((half ^ s) - s)) / count;
+}
+
+/* rintf (round half to even, the default FPU rounding) without the library's branches: x clamped to
+ * +-2^22 by compares (conditional moves, no branch), then x + 1.5 * 2^23 - 1.5 * 2^23 rounds it to an
+ * integer in the FPU (every float of magnitude below 2^22 exactly as rintf; beyond, a value of at
+ * least 2^22 in magnitude, which every int8/uint8 quantize saturates the same). */
+static inline float tf_rintf_ct(float x)
+{
+  const float lim = 4194304.0f, magic = 12582912.0f;
+  volatile float t;
+  x = x > lim ? lim : x;
+  x = x < -lim ? -lim : x;
+  t = x + magic;
+  return t - magic;
+}
+
 #endif /* TINYFUSE_WCET_H */
