@@ -38,7 +38,9 @@ WIDE_CHANNELS, WIDE_STEPS, WIDE_BODY = 4, 16, 8
 # widened input halves, one weight pair and 2 pointers fit the 14 registers, where 2 x 4 spills about
 # 6 words per step (27 instructions / 24 MACs without spills vs 34 / 32 plus spills). Measured on the
 # VWW-like MobileNetV1-0.25 (cortex-m4): 128 -> 128 pointwise 1.353 -> 1.277 instr/MAC, model 1.678 -> 1.629.
-DIRECT_CHANNELS = 3
+# Fewer live registers also make its longer loop body pay: K > 64 reductions loop over DIRECT_BODY
+# groups (128 -> 128: 1.277 -> 1.260; a full unroll of 32 groups 1.230 for +16 KB of code on VWW-like).
+DIRECT_CHANNELS, DIRECT_BODY = 3, 16
 TAIL_BODY = 2
 
 
@@ -46,11 +48,13 @@ def wide_unroll(steps: int, npix: int, nch: int, pixels: int, channels: int,
                 och: int = WIDE_CHANNELS) -> tuple[int, int]:
     """(full, body) of the wide micro-kernel for a block of ``npix`` pixels x ``nch`` channels of a
     kernel with ``pixels`` x ``channels`` outputs in blocks of ``och`` channels: the main blocks unroll
-    as WIDE_STEPS / WIDE_BODY say; the tail blocks (the odd pixel, the O % och channels next to full blocks), which run a small
-    fraction of the time, keep a loop of TAIL_BODY steps (or 1 when it does not divide the
-    reduction), so a kernel carries one large unrolled body, not three."""
+    as WIDE_STEPS / WIDE_BODY (DIRECT_BODY for blocks of DIRECT_CHANNELS when it divides ``steps``)
+    say; the tail blocks (the odd pixel, the O % och channels next to full blocks), which run a small
+    fraction of the time, keep a loop of TAIL_BODY steps (or 1 when it does not divide the reduction),
+    so a kernel carries one large unrolled body, not three."""
     if (npix == 2 or pixels < 2) and (nch == och or channels < och):
-        return WIDE_STEPS, WIDE_BODY
+        long_body = och == DIRECT_CHANNELS and steps % DIRECT_BODY == 0
+        return WIDE_STEPS, DIRECT_BODY if long_body else WIDE_BODY
     return 0, TAIL_BODY if steps % TAIL_BODY == 0 else 1
 
 
@@ -292,6 +296,6 @@ def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
                         t.block(npix, nch, g.reduction, x, xs, w, g.reduction, inits, outs))
 
 
-__all__ = ["DIRECT_CHANNELS", "WIDE_BODY", "WIDE_CHANNELS", "WIDE_STEPS", "block_inits", "block_outputs",
-           "blocked_statements", "conv2d_mve", "conv_geometry", "inplace_buffer", "mac_bounds", "short_output", "wide_direct",
-           "wide_unroll"]
+__all__ = ["DIRECT_BODY", "DIRECT_CHANNELS", "WIDE_BODY", "WIDE_CHANNELS", "WIDE_STEPS", "block_inits",
+           "block_outputs", "blocked_statements", "conv2d_mve", "conv_geometry", "inplace_buffer", "mac_bounds",
+           "short_output", "wide_direct", "wide_unroll"]
