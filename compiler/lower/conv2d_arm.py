@@ -43,9 +43,10 @@ WIDE_CHANNELS, WIDE_STEPS, WIDE_BODY = 4, 16, 8
 # when it divides them (128 -> 128: 1.277 -> 1.260; a full unroll of 32 groups 1.230 for +16 KB of code
 # on VWW-like). The fully connected kernel (matmul_arm) keeps WIDE_CHANNELS.
 CONV_CHANNELS, CONV_BODY = 3, 16
-# Direct-mode (pointwise) main blocks unroll fully up to DIRECT_STEPS groups: VWW-like (six 128 -> 128
-# pointwise layers) 1.617 -> 1.602 instr/MAC for +12 KB of code (column mode gains nothing: ResNet-8
-# 1.423 -> 1.433 with 32).
+# Direct-mode (pointwise) main blocks unroll fully up to DIRECT_STEPS groups, longer reductions loop over
+# DIRECT_STEPS groups when it divides them: VWW-like (six 128 -> 128 pointwise layers) 1.617 -> 1.602
+# instr/MAC for +10 KB of code, its 256 -> 256 layer 1.260 -> 1.254 for +1.7 KB (column mode gains
+# nothing: ResNet-8 1.423 -> 1.433 with 32).
 DIRECT_STEPS = 32
 TAIL_BODY = 2
 
@@ -274,7 +275,8 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
     def micro(x, w, inits, npix, nch, outs):
         if wide:
             full, body = wide_unroll(K4 // 4, npix, nch, g.N * g.P, g.K, CONV_CHANNELS)
-            full = DIRECT_STEPS if direct and full else full
+            if direct and full:
+                full, body = DIRECT_STEPS, DIRECT_STEPS if (K4 // 4) % DIRECT_STEPS == 0 else body
             return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=full, body=body, mode=mode)
         return t.block(mode, npix, nch, K4 // 4, x, g.C, w, K4, inits, outs)
     return blocked_conv(fn, anchor, epi, name, g, order, t, geo=vars(g) | {"K4": K4, "offset": g.offset},
