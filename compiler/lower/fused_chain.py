@@ -27,7 +27,7 @@ from .depthwise_common import quad_weights, tap_pointers
 from .fused_chain_mve import mve_conv
 from .im2col_rows import gather_rows, row_form, row_order, row_weights
 from .inplace_conv import finish
-from .conv2d_arm import WIDE_CHANNELS, mac_bounds, short_output, wide_unroll
+from .conv2d_arm import CONV_CHANNELS, mac_bounds, short_output, wide_unroll
 from .kernel import Epilogue, Kernel, affine
 from .simd import HEADERS
 
@@ -210,8 +210,8 @@ def _steps_body(steps: int) -> int:
 
 def _dsp_conv(stage: _DspStage, pool, col_off: int) -> tuple[list, int]:
     """A groups = 1 stage: im2col of a pixel pair into int16 columns, then SMLAD blocks of 2 pixels x
-    WIDE_CHANNELS channels (conv2d/arm_dsp.c.j2 wide_block, col mode, as the unfused conv) and the
-    K % 4 channel tail."""
+    CONV_CHANNELS channels (conv2d/arm_dsp.c.j2 wide_block, col mode, as the unfused conv) and the
+    K % CONV_CHANNELS channel tail."""
     g, t, i = stage.geo, stage.t, stage.i
     tw = template("conv2d/arm_dsp.c.j2").module
     col = f"(int32_t *)(void *)((int8_t *)scratch + {col_off})"   # col_off: a multiple of 4
@@ -238,7 +238,7 @@ def _dsp_conv(stage: _DspStage, pool, col_off: int) -> tuple[list, int]:
     def block(npix, k, nch, c):
         kj = [affine((k, 1), (str(j), 1)) for j in range(nch)]
         accs = [(f"a{p}{j}", c["b"] if p == 0 else b1(c), kj[j]) for p in range(npix) for j in range(nch)]
-        full, bd = wide_unroll(nq, npix, nch, 2, g.K)
+        full, bd = wide_unroll(nq, npix, nch, 2, g.K, CONV_CHANNELS)
         return tw.wide_block(npix, nch, nq, col, 0, f"{wname} + {affine((k, row))}", row, ["0"] * nch,
                              stage.outs(c, accs, named=True), full=full, body=bd if full == 0 else body,
                              mode="col")
@@ -247,12 +247,12 @@ def _dsp_conv(stage: _DspStage, pool, col_off: int) -> tuple[list, int]:
     for npix, tag in ((2, "2"), (1, "1")):
         sel = f"pix{tag}"
         stmts.append((f"S{i}_col{tag}", (), "", ("0", "0"), partial(S_col, npix), sel))
-        if g.K >= WIDE_CHANNELS:
-            stmts.append((f"S{i}_blk{tag}", ("kq",), f"0 <= kq < {g.K // WIDE_CHANNELS}", ("1", "kq"),
-                          lambda npix=npix, **c: block(npix, affine((c["kq"], WIDE_CHANNELS)), WIDE_CHANNELS, c),
+        if g.K >= CONV_CHANNELS:
+            stmts.append((f"S{i}_blk{tag}", ("kq",), f"0 <= kq < {g.K // CONV_CHANNELS}", ("1", "kq"),
+                          lambda npix=npix, **c: block(npix, affine((c["kq"], CONV_CHANNELS)), CONV_CHANNELS, c),
                           sel))
-        if g.K % WIDE_CHANNELS:
-            rest = g.K % WIDE_CHANNELS
+        if g.K % CONV_CHANNELS:
+            rest = g.K % CONV_CHANNELS
             stmts.append((f"S{i}_tail{tag}", (), "", ("2", "0"),
                           lambda npix=npix, rest=rest, **c: block(npix, str(g.K - rest), rest, c), sel))
     return stmts, 4 * row

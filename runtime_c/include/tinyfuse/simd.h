@@ -71,10 +71,15 @@ static inline int32_t tf_sxtab16_ror8(int32_t a, uint32_t x)
   return r;
 }
 
-/* acc + lo(a)*lo(b) + hi(a)*hi(b) (SMLAD), and one lane: lo*lo (SMLABB), hi*hi (SMLATT). */
+/* acc + lo(a)*lo(b) + hi(a)*hi(b) (SMLAD), without acc (SMUAD), and one lane: lo*lo (SMLABB), hi*hi (SMLATT). */
 static inline int32_t tf_smlad(int32_t a, int32_t b, int32_t acc)
 {
   return __smlad(a, b, acc);
+}
+
+static inline int32_t tf_smuad(int32_t a, int32_t b)
+{
+  return __smuad(a, b);
 }
 
 static inline int32_t tf_smlabb(int32_t a, int32_t b, int32_t acc)

@@ -77,6 +77,11 @@ static inline int32_t tf_smlad(int32_t a, int32_t b, int32_t acc)
   return (int32_t)((uint32_t)acc + p0 + p1);
 }
 
+static inline int32_t tf_smuad(int32_t a, int32_t b)
+{
+  return tf_smlad(a, b, 0);
+}
+
 static inline int32_t tf_smlabb(int32_t a, int32_t b, int32_t acc)
 {
   return (int32_t)((uint32_t)acc + (uint32_t)(tf_h_((uint32_t)a, 0) * tf_h_((uint32_t)b, 0)));
