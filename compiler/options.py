@@ -114,7 +114,10 @@ class CompileOptions:
             raise TinyfuseError(f"--sparse must be 'auto', 'off' or 'on', got '{sparse}'")
         if io_buffers not in IO_BUFFERS:
             raise TinyfuseError(f"--io-buffers must be 'arena' or 'caller', got '{io_buffers}'")
-        return cls(tgt, resolve_variants(tgt, kernels or "auto"),
+        variants = resolve_variants(tgt, kernels or "auto")
+        if weights_dtype == "float16":   # the FPU kernels read repacked float32 weights by pointer: keep the flash promise
+            variants = tuple(v for v in variants if v != "arm_fpu")
+        return cls(tgt, variants,
                    tgt.scratch_bytes if scratch_bytes is None else scratch_bytes, rounding, ARENA_ALIGN, planner,
                    frozenset(disabled_passes), Path(dump_dir) if dump_dir else None, weights_dtype,
                    io_buffers=io_buffers, sparse=sparse)

@@ -38,11 +38,12 @@ CONFIGS = {
 I64 = np.int64
 SIMD_TARGETS = ("host", "cortex-m4", "cortex-m55")
 DSP_TARGETS = ("host", "cortex-m4")              # depthwise: arm_dsp only (cortex-m55 takes the same kernel)
+MVE_TARGETS = ("host", "cortex-m55")             # Helium only (int8 average pool)
 # the models with SIMD anchors, compiled for the Arm targets too (every other model: host only)
 ARM_TARGETS = {"q_conv_relu6": SIMD_TARGETS, "q_conv_s2_valid": SIMD_TARGETS, "q_dw_mult2_s2": DSP_TARGETS,
                "q_fc": SIMD_TARGETS, "q_poly_chain": SIMD_TARGETS, "q_down_block": SIMD_TARGETS,
                "q_horizontal": SIMD_TARGETS, "f_gemm_softmax": DSP_TARGETS, "f_fpu_convs": DSP_TARGETS,
-               "q_dw_inplace": SIMD_TARGETS, "q_avg_pool": SIMD_TARGETS,
+               "q_dw_inplace": SIMD_TARGETS, "q_avg_pool": MVE_TARGETS,
                "q_sparse_conv": DSP_TARGETS, "q_sparse_fc": DSP_TARGETS, "q_sparse_pairs24": DSP_TARGETS}
 
 

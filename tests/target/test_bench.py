@@ -20,7 +20,7 @@ def test_bench_json_keys_and_sane_values(capsys):
     f = json.loads(capsys.readouterr().out)
     assert set(BENCH_KEYS) <= set(f)
     assert f["macs"] == 2664768 and f["instructions"] > f["macs"]
-    assert 3 < f["instructions_per_mac"] < 20     # portable C with a hardware FPU
+    assert 1 < f["instructions_per_mac"] < 20     # the arm_fpu VFMA kernels (about 2.2 on cortex-m4)
     assert 0.99 * f["instructions"] < f["instructions_model_code"] < f["instructions"]   # expf: the only library call
     weights = f["weights_bytes"]
     assert weights <= f["flash_const"] < weights + 16 * 20          # + alignment padding of 20 arrays
