@@ -80,6 +80,19 @@ def conv_geometry(anchor) -> ConvGeom:
     return ConvGeom.of_call(anchor)
 
 
+def pixel_of(npix: int, P: int, down: bool):
+    """The C expression of a block's lower output pixel from its isl coordinates ``c``: pixel pair pp
+    covers pixels 2pp, 2pp+1 (``down``: counted from the end, P-2-2pp), the odd pixel (npix 1) is the last
+    one (``down``: pixel 0)."""
+    PP = P // 2
+
+    def p_of(c):
+        if npix == 1:
+            return "0" if down else str(2 * PP)
+        return affine((c["pp"], -2), (str(P - 2), 1)) if down else affine((c["pp"], 2))
+    return p_of
+
+
 def blocked_statements(N: int, P: int, O: int, col, block, store=None, order: str = "ascending",
                        och: int = 2) -> list[Statement]:
     """isl statements over output blocks of 2 pixels x ``och`` channels (p flattened over OH*OW), with
@@ -96,11 +109,7 @@ def blocked_statements(N: int, P: int, O: int, col, block, store=None, order: st
         if (npix == 2 and PP == 0) or (npix == 1 and P % 2 == 0):
             continue
         pos = "pp" if npix == 2 else str(PP)
-
-        def p_of(c, npix=npix):
-            if npix == 1:
-                return "0" if down else str(2 * PP)
-            return affine((c["pp"], -2), (str(P - 2), 1)) if down else affine((c["pp"], 2))
+        p_of = pixel_of(npix, P, down)
         tag = "" if npix == 2 else "_t"
         if col is not None:
             stmts.append(Statement(f"S_col{tag}", dims, dom, ("n", pos, "0", "0"),
@@ -305,5 +314,5 @@ def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
 
 
 __all__ = ["CONV_BODY", "CONV_CHANNELS", "DIRECT_STEPS", "WIDE_BODY", "WIDE_CHANNELS", "WIDE_STEPS", "block_inits",
-           "block_outputs", "blocked_statements", "conv2d_mve", "conv_geometry", "inplace_buffer", "mac_bounds",
+           "block_outputs", "blocked_statements", "conv2d_mve", "conv_geometry", "inplace_buffer", "mac_bounds", "pixel_of",
            "short_output", "wide_direct", "wide_unroll"]

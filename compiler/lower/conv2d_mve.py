@@ -17,7 +17,7 @@ import numpy as np
 
 from ..codegen.templates import template
 from ..poly import Statement, loops_to_c
-from .conv2d_arm import block_outputs, conv2d_mve, conv_geometry, inplace_buffer
+from .conv2d_arm import block_outputs, conv2d_mve, conv_geometry, inplace_buffer, pixel_of
 from .depthwise_mve import depthwise_mve
 from .kernel import Kernel, affine, flat_index
 from .registry import variant
@@ -38,11 +38,7 @@ def _quad_statements(N, P, O, col, quad, tail, store, order) -> list[Statement]:
             continue
         dom, dims = (f"0 <= n < {N} and 0 <= pp < {PP}", ("n", "pp")) if npix == 2 else (f"0 <= n < {N}", ("n",))
         pos = "pp" if npix == 2 else str(PP)
-
-        def p_of(c, npix=npix):
-            if npix == 1:
-                return "0" if down else str(2 * PP)
-            return affine((c["pp"], -2), (str(P - 2), 1)) if down else affine((c["pp"], 2))
+        p_of = pixel_of(npix, P, down)
         tag = "" if npix == 2 else "_t"
         parts = [("col", col and (lambda p_of=p_of, npix=npix, **c: col(c["n"], p_of(c), npix))),
                  ("tail", tail and (lambda p_of=p_of, npix=npix, **c: tail(c["n"], p_of(c), npix))),
