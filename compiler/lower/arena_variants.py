@@ -4,7 +4,7 @@ elementwise and residual-add in-place rules run that same code with aliased poin
 from __future__ import annotations
 
 from ..ir import Function
-from . import lower_group, lower_simd_inplace
+from . import group_knobs, lower_group, lower_simd_inplace
 from .depthwise_rows_arm import lower_dw_rows
 from .depthwise_mve import lower_dw_plane_mve
 from .inplace_conv import lower_dw_plane, lower_pixel_buffer
@@ -12,8 +12,15 @@ from .sparse_conv import dw_plane_sparse
 
 
 def lower_for_arena(fn: Function, name: str, pool, options, option=None):
-    """Lower ``fn`` to a Kernel named ``name`` with the variants ``options`` (a CompileOptions) allows;
-    ``option`` is the InPlace the plan chose, or None."""
+    """Lower ``fn`` to a Kernel named ``name`` with the variants ``options`` (a CompileOptions) allows
+    and its lowering knobs (``options.group_knobs``: ``lower.group_knobs``); ``option`` is the InPlace
+    the plan chose, or None."""
+    with group_knobs.lowering(options.group_knobs) as offers:
+        kernel = _lower(fn, name, pool, options, option)
+    return group_knobs.attach(kernel, offers, options.group_knobs)
+
+
+def _lower(fn: Function, name: str, pool, options, option):
     if fn.attrs.get("poly"):
         from .fused_chain import lower_fused_chain
         return lower_fused_chain(fn, name, pool, options)

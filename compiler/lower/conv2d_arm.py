@@ -20,10 +20,11 @@ from ..ops.conv_geom import ConvGeom
 from ..poly import Statement, loops_to_c
 from .im2col_rows import gather_rows, row_form, row_weights
 from .kernel import Kernel, affine, flat_index
+from . import group_knobs
 from .registry import variant
 from .requant_arm import short_requant
 from .simd import (HEADERS, check_flat_operands, check_int8_anchor, fold_offset, offset_fold, pad_k, require,
-                   swap_middle_pairs)
+                   swap_middle_pairs, widen_weights)
 
 
 # The DSP micro-kernel of 2 pixels x WIDE_CHANNELS channels (direct and im2col column modes): its
@@ -63,6 +64,30 @@ def wide_unroll(steps: int, npix: int, nch: int, pixels: int, channels: int,
         long_body = och == CONV_CHANNELS and steps % CONV_BODY == 0
         return WIDE_STEPS, CONV_BODY if long_body else WIDE_BODY
     return 0, TAIL_BODY if steps % TAIL_BODY == 0 else 1
+
+
+def unroll_knobs(steps: int, full: int, body: int) -> tuple[int, int]:
+    """(full, body) of a main block under the group's ``unroll`` / ``body`` tuning knobs
+    (``lower.group_knobs``): ``unroll`` replaces ``full`` (0 keeps it), ``body`` the loop body; the
+    body is then the largest divisor of ``steps`` not above it (a tail block, full 0, keeps its own)."""
+    if not full:
+        return full, body
+    full = group_knobs.get("unroll", 0) or full
+    body = group_knobs.get("body", 0) or body
+    return full, max(d for d in range(1, body + 1) if steps % d == 0)     # the loop covers every step
+
+
+UNROLLS = (4, 8, 16, 32)
+
+
+def offer_wide_knobs(steps: int, full: int) -> None:
+    """Offer the wide block's knobs for a reduction of ``steps`` groups of 4 taps fully unrolled up to
+    ``full``: int16 weights, channels per block, and the unroll limits that change the code (below
+    the default's full unroll: a loop)."""
+    group_knobs.offer("weights", group_knobs.WEIGHTS)
+    group_knobs.offer("channels", (CONV_CHANNELS, *(c for c in group_knobs.CHANNELS if c != CONV_CHANNELS)))
+    default = min(full, steps)
+    group_knobs.offer("unroll", (0, *(u for u in UNROLLS if u < steps and u != default)))
 
 
 def wide_direct(steps: int) -> bool:
@@ -258,8 +283,13 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
     wt = anchor.args[1].value.reshape(g.K, g.reduction)
     t = template("conv2d/arm_dsp.c.j2").module
     direct = g.is_pointwise and g.C % 4 == 0
+
+    def ref(stored, int8_ref):        # the weights as stored, or pre-widened to int16 (tuning knob)
+        if wide_direct(stored.shape[1] // 4) and group_knobs.widened():
+            return pool.ref(widen_weights(stored), key=("dsp_w16", id(anchor)))
+        return int8_ref()
     if direct:                        # int8 in place, offset folded (every tap real)
-        K4, wname = g.reduction, pool.ref(anchor.args[1])
+        K4, wname = g.reduction, ref(wt, lambda: pool.ref(anchor.args[1]))
         init = fold_offset(epi, anchor, offset_fold(wt, g.offset), pool)
         bounds = mac_bounds(wt, -128, 127)
     elif row_form(g):                 # C % 4 != 0: window rows a word at a time (im2col_rows)
@@ -268,30 +298,35 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
         t = RowsIm2col(t, g)
         init = lambda o: "0"  # noqa: E731
         bounds = mac_bounds(wt, -128 + g.offset, 127 + g.offset)     # a padded tap adds 0
-        wname = pool.ref(wp, key=("dsp_w", id(anchor)))
+        wname = ref(wp, lambda: pool.ref(wp, key=("dsp_w", id(anchor))))
     else:                             # int16 im2col in the scratch
         wp = pad_k(wt, 4)
         K4 = wp.shape[1]
         if g.C % 4:
             wp = swap_middle_pairs(wp)
-        wname = pool.ref(wp, key=("dsp_w", id(anchor))) if wp is not wt else pool.ref(anchor.args[1])
+        wname = ref(wp, lambda: pool.ref(wp, key=("dsp_w", id(anchor))) if wp is not wt else pool.ref(anchor.args[1]))
         init = lambda o: "0"  # noqa: E731
         bounds = mac_bounds(wt, -128 + g.offset, 127 + g.offset)     # a padded tap adds 0
     col_bytes = 0 if direct else 4 * K4     # two pixels x K4 int16
     wide = wide_direct(K4 // 4)       # 2 pixels x 3 channels, each widened word reused across the block
     mode = "direct" if direct else "col"
+    if wide:                          # the tuning knobs of the wide block (lower.group_knobs)
+        offer_wide_knobs(K4 // 4, DIRECT_STEPS if direct else WIDE_STEPS)
+    och = group_knobs.get("channels", CONV_CHANNELS) if wide else 2
+    w16 = wide and group_knobs.widened()
 
     def micro(x, w, inits, npix, nch, outs):
         if wide:
-            full, body = wide_unroll(K4 // 4, npix, nch, g.N * g.P, g.K, CONV_CHANNELS)
+            full, body = wide_unroll(K4 // 4, npix, nch, g.N * g.P, g.K, och)
             if direct and full:
                 full, body = DIRECT_STEPS, DIRECT_STEPS if (K4 // 4) % DIRECT_STEPS == 0 else body
-            return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=full, body=body, mode=mode)
+            full, body = unroll_knobs(K4 // 4, full, body)
+            return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=full, body=body, mode=mode,
+                                w16=w16)
         return t.block(mode, npix, nch, K4 // 4, x, g.C, w, K4, inits, outs)
     return blocked_conv(fn, anchor, epi, name, g, order, t, geo=vars(g) | {"K4": K4, "offset": g.offset},
                         direct=direct, col=("int32_t", col_bytes), weights=(wname, K4), init=init,
-                        micro=micro, och=CONV_CHANNELS if wide else 2,
-                        short=short_output(epi, anchor, pool, init, bounds))
+                        micro=micro, och=och, short=short_output(epi, anchor, pool, init, bounds))
 
 
 def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
@@ -315,4 +350,4 @@ def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
 
 __all__ = ["CONV_BODY", "CONV_CHANNELS", "DIRECT_STEPS", "WIDE_BODY", "WIDE_CHANNELS", "WIDE_STEPS", "block_inits",
            "block_outputs", "blocked_statements", "conv2d_mve", "conv_geometry", "inplace_buffer", "mac_bounds", "pixel_of",
-           "short_output", "wide_direct", "wide_unroll"]
+           "offer_wide_knobs", "short_output", "unroll_knobs", "wide_direct", "wide_unroll"]

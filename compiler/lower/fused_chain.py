@@ -23,13 +23,14 @@ from ..ops.conv_geom import ConvGeom, conv_group
 from ..poly.chain import chain_of
 from ..poly.codegen import schedule_to_c
 from ..poly.linebuf import ChainPlan, analyze, pixel_pairs, statement_schedule
+from . import group_knobs
 from .depthwise_common import quad_weights, tap_pointers
 from .fused_chain_mve import mve_conv
 from .im2col_rows import gather_rows, row_form, row_order, row_weights
 from .inplace_conv import finish
 from .conv2d_arm import CONV_CHANNELS, mac_bounds, short_output, wide_unroll
 from .kernel import Epilogue, Kernel, affine
-from .simd import HEADERS
+from .simd import HEADERS, widen_weights
 
 
 class _ChainEpilogue(Epilogue):
@@ -186,13 +187,16 @@ def _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, t, c
     return _dsp_depthwise(stage, pool, decls), 0
 
 
-def _conv_weights(anchor, geo: ConvGeom, pool) -> tuple[str, int]:
-    """(C name of the [K][k4] int8 weights, k4): the KH*KW*C reduction zero-padded to whole words."""
+def _conv_weights(anchor, geo: ConvGeom, pool, w16: bool = False) -> tuple[str, int]:
+    """(C name of the [K][k4] int8 weights, k4): the KH*KW*C reduction zero-padded to whole words;
+    ``w16``: pre-widened to int16 instead (simd.widen_weights, the ``weights: int16`` knob)."""
     n = geo.KH * geo.KW * geo.C
     k4 = -(-n // 4) * 4
-    if k4 == n:
+    if k4 == n and not w16:
         return pool.ref(anchor.args[1]), k4
     w2 = np.pad(anchor.args[1].value.reshape(geo.K, n), ((0, 0), (0, k4 - n)))
+    if w16:
+        return pool.ref(widen_weights(w2), key=("chain_w16", id(anchor))), k4
     return pool.ref(np.ascontiguousarray(w2), key=("chain_wpad", id(anchor))), k4
 
 
@@ -216,11 +220,16 @@ def _dsp_conv(stage: _DspStage, pool, col_off: int) -> tuple[list, int]:
     tw = template("conv2d/arm_dsp.c.j2").module
     col = f"(int32_t *)(void *)((int8_t *)scratch + {col_off})"   # col_off: a multiple of 4
     rows = row_form(g)
+    group_knobs.offer("weights", group_knobs.WEIGHTS)
+    group_knobs.offer("channels", (CONV_CHANNELS, *(c for c in group_knobs.CHANNELS if c != CONV_CHANNELS)))
+    w16 = group_knobs.widened()       # tuning knob: int16 pre-widened weights (twice the flash)
+    och = group_knobs.get("channels", CONV_CHANNELS)
     if rows:                          # C % 4 != 0: window rows a word at a time (im2col_rows)
-        wname = pool.ref(row_weights(stage.anchor.args[1].value.reshape(g.K, -1), g), key=("chain_wrows", id(stage.anchor)))
+        wr = row_weights(stage.anchor.args[1].value.reshape(g.K, -1), g)
+        wname = pool.ref(widen_weights(wr) if w16 else wr, key=("chain_wrows", w16, id(stage.anchor)))
         row = len(row_order(g))
     else:
-        wname, row = _conv_weights(stage.anchor, g, pool)
+        wname, row = _conv_weights(stage.anchor, g, pool, w16)
     nq = row // 4
     any_c = {} if g.C % 4 == 0 else {"C": g.C, "k4": row, "offset": -g.zp}
     body = _steps_body(nq)
@@ -238,21 +247,21 @@ def _dsp_conv(stage: _DspStage, pool, col_off: int) -> tuple[list, int]:
     def block(npix, k, nch, c):
         kj = [affine((k, 1), (str(j), 1)) for j in range(nch)]
         accs = [(f"a{p}{j}", c["b"] if p == 0 else b1(c), kj[j]) for p in range(npix) for j in range(nch)]
-        full, bd = wide_unroll(nq, npix, nch, 2, g.K, CONV_CHANNELS)
+        full, bd = wide_unroll(nq, npix, nch, 2, g.K, och)
         return tw.wide_block(npix, nch, nq, col, 0, f"{wname} + {affine((k, row))}", row, ["0"] * nch,
                              stage.outs(c, accs, named=True), full=full, body=bd if full == 0 else body,
-                             mode="col")
+                             mode="col", w16=w16)
 
     stmts = []
     for npix, tag in ((2, "2"), (1, "1")):
         sel = f"pix{tag}"
         stmts.append((f"S{i}_col{tag}", (), "", ("0", "0"), partial(S_col, npix), sel))
-        if g.K >= CONV_CHANNELS:
-            stmts.append((f"S{i}_blk{tag}", ("kq",), f"0 <= kq < {g.K // CONV_CHANNELS}", ("1", "kq"),
-                          lambda npix=npix, **c: block(npix, affine((c["kq"], CONV_CHANNELS)), CONV_CHANNELS, c),
+        if g.K >= och:
+            stmts.append((f"S{i}_blk{tag}", ("kq",), f"0 <= kq < {g.K // och}", ("1", "kq"),
+                          lambda npix=npix, **c: block(npix, affine((c["kq"], och)), och, c),
                           sel))
-        if g.K % CONV_CHANNELS:
-            rest = g.K % CONV_CHANNELS
+        if g.K % och:
+            rest = g.K % och
             stmts.append((f"S{i}_tail{tag}", (), "", ("2", "0"),
                           lambda npix=npix, rest=rest, **c: block(npix, str(g.K - rest), rest, c), sel))
     return stmts, 4 * row

@@ -38,6 +38,8 @@ class Kernel:
     plan: object = None             # fused_chain kernels: their tinyfuse.poly.linebuf.ChainPlan (memory report)
     slice_range: tuple[int, int] | None = None   # step fission: the kernel runs [tf_lo, tf_hi) of this range
     slice_points: list[int] | None = None        # ... of which these values are used (deep slices)
+    tunable: dict = field(default_factory=dict)  # lowering knobs its family offers: name -> values (lower.group_knobs)
+    knobs: dict = field(default_factory=dict)    # ... and the values of those it was lowered with (non-default)
 
 
 class ConstPool:

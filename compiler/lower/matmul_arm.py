@@ -13,9 +13,10 @@ from ..ir import Constant
 from ..poly import loops_to_c
 from .conv2d_arm import (WIDE_CHANNELS, block_inits, blocked_statements, mac_bounds,
                          short_output, wide_direct, wide_unroll)
+from . import group_knobs
 from .kernel import Kernel, affine, flat_index
 from .registry import variant
-from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require
+from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require, widen_weights
 
 
 def fc_geometry(anchor, epi):
@@ -53,7 +54,7 @@ def transposed_weights(pool, b) -> str:
 
 
 def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit, och=lambda K: 2,
-                short: bool = False) -> Kernel:
+                short: bool = False, weights=transposed_weights) -> Kernel:
     """Fully connected as 2-row x ``och(K)``-column output blocks; ``emit(t, x, w, inits, outputs, npix,
     nch, K)`` prints one block with the variant's micro-kernel (the only part DSP and Helium differ in).
     ``short``: use the short exact requantize where it applies (conv2d_arm.short_output)."""
@@ -62,7 +63,7 @@ def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit,
     b = anchor.args[1]
     out_shape = anchor.ty.shape
     t = template(variant_template).module
-    wname = transposed_weights(pool, b)
+    wname = weights(pool, b)
     init = fold_offset(epi, anchor, offset_fold(b.value.T, offset), pool)
     value, headers = short_output(epi, anchor, pool, init, mac_bounds(b.value.T, -128, 127)) if short else (None, [])
 
@@ -79,15 +80,23 @@ def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit,
 
 @variant("arm_dsp", "qnn.matmul")
 def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
-    R, _, N, _ = fc_geometry(anchor, epi)
+    R, K_, N, _ = fc_geometry(anchor, epi)
+    w16 = False
+    if K_ % 4 == 0 and wide_direct(K_ // 4):       # the int16 pre-widened weights (tuning knob)
+        group_knobs.offer("weights", group_knobs.WEIGHTS)
+        w16 = group_knobs.widened()
+
     def emit(t, x, w, inits, outs, npix, nch, K):   # SMLAD over 4 taps at a time, then the K % 4 tail
         if wide_direct(K // 4):                     # 2 rows x 4 columns (conv2d_arm.WIDE_CHANNELS)
             tail = t.wide_tail(npix, nch, K % 4, K, K) if K % 4 else None
-            return t.wide_block(npix, nch, K // 4, x, K, w, K, inits, outs, tail, *wide_unroll(K // 4, npix, nch, R, N))
+            return t.wide_block(npix, nch, K // 4, x, K, w, K, inits, outs, tail, *wide_unroll(K // 4, npix, nch, R, N),
+                                w16=w16)
         tail = t.tail_direct(npix, nch, K % 4, K, K) if K % 4 else None
         return t.block(npix, nch, K // 4, x, K, w, K, inits, outs, tail)
+    weights = (lambda pool, b: pool.ref(widen_weights(b.value.T), key=("fc_w16", id(b)))) if w16 \
+        else transposed_weights
     return _blocked_fc(fn, anchor, epi, pool, name, order, "matmul/arm_dsp.c.j2", emit,
-                       lambda K: WIDE_CHANNELS if wide_direct(K // 4) else 2, short=True)
+                       lambda K: WIDE_CHANNELS if wide_direct(K // 4) else 2, short=True, weights=weights)
 
 
 @variant("arm_mve", "qnn.matmul")

@@ -64,6 +64,16 @@ def swap_middle_pairs(w2d: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(w2d.reshape(o, k // 4, 4)[:, :, [0, 2, 1, 3]].reshape(o, k))
 
 
+def widen_weights(w2d: np.ndarray) -> np.ndarray:
+    """int8 [O][K] weights (K a multiple of 4) as the int16 pairs SXTB16 and SXTB16 ROR #8 would make of
+    each word: per group of 4 bytes [b0 b1 b2 b3] the halfwords [b0 b2 b1 b3], so one 32-bit load
+    gives (b0, b2) and the next (b1, b3) with no widening instruction (the ``weights: int16`` tuning
+    knob, ``lower.group_knobs``: twice the flash of the int8 weights). Shape [O][K], dtype int16."""
+    o, k = w2d.shape
+    assert k % 4 == 0, k
+    return np.ascontiguousarray(w2d.reshape(o, k // 4, 4)[:, :, [0, 2, 1, 3]].reshape(o, k).astype(np.int16))
+
+
 def fold_offset(epi, anchor, fold: np.ndarray, pool) -> callable:
     """Apply the folded input offset (``offset_fold``) and return ``init(o)``: the C start value of the
     accumulator of output channel ``o``. When the group's first epilogue op is its bias add (int32,

@@ -44,6 +44,21 @@ static inline void tf_st4(void *p, uint32_t v)
   memcpy(p, &v, 4);
 }
 
+/* Two words from an 8-byte aligned address (one LDRD): the int16 pre-widened weights of the SMLAD
+ * kernels (their rows and groups of 4 taps are 8-byte multiples; the weights are 16-byte aligned). */
+static inline void tf_ld8a(const void *p, int32_t *lo, int32_t *hi)
+{
+#if defined(__GNUC__)
+  const int32_t *q = (const int32_t *)__builtin_assume_aligned(p, 8);
+#else
+  const int32_t *q = (const int32_t *)p;
+#endif
+  int32_t v[2];
+  memcpy(v, q, 8);
+  *lo = v[0];
+  *hi = v[1];
+}
+
 /* SXTB16: bytes 0 and 2 of x sign-extended into the two halfwords; _ror8: bytes 1 and 3. */
 static inline int32_t tf_sxtb16(uint32_t x)
 {
