@@ -25,6 +25,7 @@ import contextvars
 KNOBS: contextvars.ContextVar = contextvars.ContextVar("tinyfuse_group_knobs", default={})
 OFFERS: contextvars.ContextVar = contextvars.ContextVar("tinyfuse_group_offers", default=None)
 
+NAMES = ("weights", "channels", "unroll", "body")      # every lowering knob a family may read
 WEIGHTS = ("int8", "int16")
 CHANNELS = (2, 3, 4)
 
@@ -71,4 +72,4 @@ def widened() -> bool:
     return get("weights", "int8") == "int16"
 
 
-__all__ = ["CHANNELS", "KNOBS", "OFFERS", "WEIGHTS", "attach", "current", "get", "lowering", "offer", "widened"]
+__all__ = ["CHANNELS", "KNOBS", "NAMES", "OFFERS", "WEIGHTS", "attach", "current", "get", "lowering", "offer", "widened"]

@@ -128,7 +128,7 @@ def _fastest(builds: list[dict], ram_limit: int) -> dict:
 
 
 def _brief(r: dict) -> dict:
-    return {k: r.get(k) for k in ("config_key", "arena_bytes", "ram_stack", "instructions", "changes")}
+    return {k: r.get(k) for k in ("config_key", "arena_bytes", "ram_stack", "instructions", "flash_bytes", "changes")}
 
 
 def _default_kernels(kernel_recs, default) -> list[dict]:

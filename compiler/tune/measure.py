@@ -39,7 +39,7 @@ def _kernels(result) -> list[dict]:
         opt = result.memory.inplace.get(i)
         rule = opt.rule if opt is not None else None
         sig = group_signature(step.call.op, tname, rule)
-        knob = {"variant": step.kernel.variant, "rule": rule}
+        knob = {"variant": step.kernel.variant, "rule": rule, **step.kernel.knobs}
         out.append({"kind": "kernel", "key": record_key(sig, knob), "sig": sig, "target": tname, "knobs": knob,
                     "variant": step.kernel.variant, "name": step.kernel.name, "macs": step.kernel.macs,
                     "features": kernel_features(step.call.op, step.kernel, result.options)})
@@ -75,7 +75,8 @@ def measure_candidate(model: str, target: str, config: dict, changes: list[str],
     return {"kind": "model", "model_hash": result.model_hash, "model": result.name,
             "target": result.options.target.name, "config": normalize(config), "config_key": config_key(config),
             "changes": list(changes), "instructions": figures["instructions"], "arena_bytes": result.arena_bytes,
-            "ram_stack": figures["ram_stack"], "build_hash": build_hash(result), "seconds": round(time.perf_counter() - t0, 2),
+            "ram_stack": figures["ram_stack"], "flash_bytes": figures["flash_code"] + figures["flash_const"],
+            "build_hash": build_hash(result), "seconds": round(time.perf_counter() - t0, 2),
             "worker": socket.gethostname(), "kernels": kernels, "moves": moves_of(result)}
 
 

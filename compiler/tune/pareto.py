@@ -26,15 +26,29 @@ def front(builds: list[dict]) -> list[dict]:
 
 
 def front_table(points: list[dict], default: dict | None = None) -> str:
-    """Markdown: arena, stack, RAM, instructions (and against the default build), knobs changed."""
-    lines = ["| arena B | stack B | arena+stack B | instructions | vs default | knobs changed |",
-             "|---:|---:|---:|---:|---:|---|"]
+    """Markdown: arena, stack, RAM, instructions (and against the default build), the model's flash
+    (code + weights, bytes; "-" in records older than that column), knobs changed."""
+    lines = ["| arena B | stack B | arena+stack B | instructions | vs default | model flash B | knobs changed |",
+             "|---:|---:|---:|---:|---:|---:|---|"]
     for r in points:
         vs = f"{r['instructions'] / default['instructions'] - 1:+.1%}" if default else ""
-        changes = "; ".join(r.get("changes") or []) or "(default)"
+        changes = brief_changes(r.get("changes") or []) or "(default)"
         lines.append(f"| {r['arena_bytes']} | {r.get('ram_stack') or 0} | {ram_of(r)} | {r['instructions']} | {vs} "
-                     f"| {changes} |")
+                     f"| {r.get('flash_bytes', '-')} | {changes} |")
     return "\n".join(lines)
+
+
+def brief_changes(labels: list[str]) -> str:
+    """Move labels (``"k2 qconv2d 1x25x5x64: weights int16"``, ``tune.space``) grouped by the change:
+    ``"weights int16: k0 k2 k4"``, in first-seen order; a label without a kernel is kept whole."""
+    by: dict[str, list[str]] = {}
+    for label in labels:
+        kernel, sep, what = label.partition(": ")
+        if not sep:
+            by.setdefault(label, [])
+            continue
+        by.setdefault(what, []).append(kernel.split(" ")[0])
+    return "; ".join(f"{what}: {' '.join(ks)}" if ks else what for what, ks in by.items())
 
 
 def plot_front(builds: list[dict], points: list[dict], path: str | Path, title: str) -> Path:
@@ -60,4 +74,4 @@ def plot_front(builds: list[dict], points: list[dict], path: str | Path, title: 
     return path
 
 
-__all__ = ["front", "front_table", "plot_front"]
+__all__ = ["brief_changes", "front", "front_table", "plot_front"]

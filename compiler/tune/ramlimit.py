@@ -2,7 +2,8 @@
 
 Candidates: the default build, each single move of its search space (``tune.space``) and the
 combinations "every in-place kernel out of place" and "every chain unfused" (the two ends of the
-RAM / speed trade-off), each compiled (exact arena). RAM = arena + a stack estimate
+RAM / speed trade-off), each compiled (exact arena); with a learned model also those three with each
+family of lowering knobs (every kernel's weights int16, ...: no arena change, so not one by one). RAM = arena + a stack estimate
 (``STACK_ESTIMATE`` bytes: no measurement here; ``tinyfuse tune`` measures it). Instructions are
 predicted per kernel by the learned cost model (``cost_model``: a ``<records>.model.json`` written by
 ``tinyfuse tune``) or else the analytical estimate (``cost.analytical`` through the kernel features).
@@ -19,7 +20,8 @@ from ..cost.knobs import normalize
 from ..cost.learned import CostModel
 from ..errors import TinyfuseError
 from .measure import compile_candidate
-from .space import apply_moves
+from ..lower.group_knobs import NAMES
+from .space import apply_moves, families
 
 STACK_ESTIMATE = 256       # bytes: the generated run() call's stack, a typical measured figure (KWS: 152 B)
 
@@ -46,10 +48,13 @@ def predicted_config(model, target: str, ram_limit: int, cost_model: str | Path 
     model = str(model)
     learned = CostModel.from_json(Path(cost_model).read_text()) if cost_model else None
     default = compile_candidate(model, target, normalize({}))
-    moves = default["moves"]
+    lowering = [m for m in default["moves"] if m.knobs[0][0] in NAMES]     # no RAM change: as families only
+    moves = [m for m in default["moves"] if m.knobs[0][0] not in NAMES]
     sets = [[]] + [[m] for m in moves]
     sets.append([m for m in moves if dict(m.knobs).get("inplace") is False])
     sets.append([m for m in moves if dict(m.knobs).get("fuse") is False])
+    if learned is not None:           # the analytical estimate cannot rank lowering knobs: only a learned model
+        sets += [ms + fam for fam in families(lowering).values() for ms in sets[:1] + sets[-2:]]
     found: dict[str, dict] = {}
     for ms in sets:
         try:

@@ -4,9 +4,11 @@ Rounds, until the records hold ``trials`` measured builds of the model (a rerun 
 configuration key is in the records are not measured again):
 
 1. Proposals: unmeasured configurations made of moves (``tune.space``): each family of moves at
-   once (every in-place depthwise out of place, every SIMD kernel portable, ...), the single moves
-   (in the order the builds list them), then a measured build (half the time one of the front) plus
-   one more move or family (seeded random choice) -- up to ``pool`` new candidates per round.
+   once (every in-place depthwise out of place, every kernel's weights int16, ...), every front build
+   plus each change that paid on its own (fewer instructions or less RAM than the default: greedy
+   combination, best first), the single moves (in the order the builds list them), then a measured
+   build (half the time one of the front) plus one more move or family (seeded random choice) -- up
+   to ``pool`` new candidates per round.
 2. Each proposal is compiled (a Dask task, ``measure.compile_candidate``): its arena is exact; its
    instructions are predicted kernel by kernel -- a kernel (signature, in-place rule, variant)
    measured before counts its measured instructions, any other the learned model's prediction
@@ -105,6 +107,8 @@ class Search:
         groups = families(all_moves)
         for fam in sorted(groups):                 # whole families first: the structural trade-offs
             offer(groups[fam])
+        for base, extra in self._combinations(front_pts):
+            offer(base + extra)
         for m in all_moves:
             offer([m])
         measured = sorted(self.measured.values(), key=lambda r: r["config_key"])
@@ -119,6 +123,22 @@ class Search:
             extra = extras[self.rng.randrange(len(extras))]
             offer(base + extra)
         return out
+
+    def _combinations(self, front_pts: list[dict]) -> list[tuple[list[Move], list[Move]]]:
+        """(a front build's moves, a measured change that paid on its own) pairs, the best-paying
+        changes first: a change (one move or a family) paid when its build, measured against the
+        default, ran fewer instructions or used less RAM. Greedy combination of what worked
+        (coordinate descent from every front point) before the random walk."""
+        base = self.measured.get(self.default_key)
+        if base is None:
+            return []
+        paid = []
+        for key, r in sorted(self.measured.items()):
+            moves = self.changes.get(key, [])
+            if moves and (r["instructions"] < base["instructions"] or ram_of(r) < ram_of(base)):
+                paid.append((r["instructions"] / base["instructions"], key, moves))
+        paid.sort(key=lambda p: (p[0], p[1]))
+        return [(self.changes.get(f["config_key"], []), moves) for f in front_pts for _, _, moves in paid]
 
 
 def compile_round(client, search: Search, props, safe_task) -> None:

@@ -11,9 +11,11 @@ lists what a build offers, each knob from the phase that owns it:
   column tiles instead of full-width line buffers: less scratch, recomputed seams);
 - per graph: ``poly_fuse`` off, the scratch budget x2 and x1/2, ``order: "ir"``.
 
-Output blocking and unroll are lowering knobs (``options.group_knobs``) that no kernel family of
-today takes as a parameter (the arm_dsp / arm_mve conv blocks are fixed at 2 pixels x 2 channels), so
-no move sets them yet; a family that grows such a parameter adds its moves here.
+- per kernel, the lowering knobs its family offers (``Kernel.tunable``, filled through
+  ``lower.group_knobs.offer`` by the lowering that reads them): today the arm_dsp SMLAD blocks of
+  conv2d, fully connected and the fused chains' conv stages -- ``weights`` int8 / int16 (pre-widened:
+  twice the weight flash, no SXTB16 per weight word), ``channels`` per output block (2, 3, 4) and
+  ``unroll`` (the longest fully unrolled reduction; shorter: a loop).
 
 Moves of one family (all in-place depthwise kernels, all SIMD kernels, ...) are also proposed
 together. Moves of builds measured later (e.g. the member kernels of an unfused chain) join the space as the
@@ -52,6 +54,7 @@ def moves_of(result) -> list[Move]:
     out: list[Move] = []
     for i, step in enumerate(result.steps):
         fn, name = step.call.op, _short(step)
+        out += _lowering_moves(step, group_signature(fn, tgt.name), name)
         if fn.attrs.get("poly"):
             sig = chain_signature(chain_members(fn), tgt.name)
             out.append(Move("chains", sig, (("fuse", False),), f"{name}: unfused", "chain:unfused"))
@@ -75,6 +78,19 @@ def moves_of(result) -> list[Move]:
             Move("global", None, (("scratch_bytes", max(budget // 2, 256)),), f"scratch {max(budget // 2, 256)}"),
             Move("global", None, (("order", "ir"),), "order ir")]
     return list({m.ident: m for m in out}.values())
+
+
+def _lowering_moves(step, sig: str, name: str) -> list[Move]:
+    """One move per value a kernel's family offers for each of its lowering knobs (``Kernel.tunable``,
+    ``lower.group_knobs``) other than the value it was built with; the knobs it already carries stay
+    set in the move (a move replaces the group's knob dict entry by entry)."""
+    out = []
+    for knob, values in sorted(step.kernel.tunable.items()):
+        now = step.kernel.knobs.get(knob, values[0])
+        for v in values:
+            if v != now:
+                out.append(Move("kernels", sig, ((knob, v),), f"{name}: {knob} {v}", f"{knob}:{v}"))
+    return out
 
 
 def _short(step) -> str:

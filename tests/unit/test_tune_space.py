@@ -1,5 +1,5 @@
 """The tuning knobs reach the phases that own them (no qemu): a tiny int8 pw → dw → pw block on
-cortex-m4 offers in-place / variant / chain / global moves; each changes the build it names; the
+cortex-m4 offers in-place / variant / chain / global moves and its kernels' lowering knobs; each changes the build it names; the
 empty configuration is the default build; compile --ram-limit without records picks a predicted build
 or names the smallest arena reachable."""
 import onnx
@@ -12,6 +12,7 @@ from tinyfuse.tune.ramlimit import STACK_ESTIMATE, predicted_config
 from tinyfuse.tune.space import apply_moves, families, moves_of
 from tests.builders.int8_models import qdq_chain
 
+LOWERING_KNOBS = {"weights", "channels", "unroll"}     # lower.group_knobs
 BLOCK = [dict(cout=16, k=1, s=1, dw=False, relu=True), dict(cout=16, k=3, s=1, dw=True, relu=True),
          dict(cout=8, k=1, s=1, dw=False, relu=False)]
 
@@ -33,7 +34,7 @@ def test_each_move_changes_what_it_names(block):
     assert _build(block, []).files == base.files                      # no knob: the default, byte for byte
     moves = moves_of(base)
     kinds = {m.family or m.knobs[0][0] for m in moves}
-    assert {"poly_fuse", "scratch_bytes", "order"} <= kinds
+    assert {"poly_fuse", "scratch_bytes", "order", "weights:int16", "channels:2", "channels:4"} <= kinds
     for m in moves:
         res = _build(block, [m])
         k = dict(m.knobs)
@@ -44,6 +45,8 @@ def test_each_move_changes_what_it_names(block):
                 sum(bool(s.call.op.attrs.get("poly")) for s in base.steps), m
         if k.get("variant") == "ref":
             assert sorted(s.kernel.variant for s in res.steps) != sorted(s.kernel.variant for s in base.steps), m
+        for name in LOWERING_KNOBS & set(k):                          # the kernel was lowered with it
+            assert any(s.kernel.knobs.get(name) == k[name] for s in res.steps) and res.files != base.files, m
     for fam, ms in families(moves).items():                           # a family is one configuration
         assert _build(block, ms).files == _build(block, list(reversed(ms))).files, fam
 
