@@ -2,7 +2,7 @@
 MobileNetV2-0.35), tuning time, and the learned cost model's Spearman rank correlation on held-out
 kernels next to the analytical model's.
 
-    python3 benchmarks/tune.py [--trials 24] [--target cortex-m4] [--records build/tune] [--workers N]
+    python3 benchmarks/tune.py [--trials 40] [--target cortex-m4] [--records build/tune] [--workers N]
                                [--scheduler tcp://HOST:PORT] [--fresh] [--extra]
 (--extra: also tune AD01 and ResNet-10 for data). Per model: the Pareto front (arena + stack vs
 instructions, knobs changed), the fastest build at no more RAM than the default; then compile
@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 from tinyfuse.cost.features import analytical_instructions  # noqa: E402
 from tinyfuse.cost.learned import fit, holdout_split, spearman  # noqa: E402
 from tinyfuse.tune import load_records, tune  # noqa: E402
+from tinyfuse.tune.pareto import brief_changes  # noqa: E402
 
 MODELS = ROOT.parent / "shared" / "models" / "onnx"
 MAIN = ("kws_ref_model.onnx", "pretrainedResnet_quant.onnx", "mobilenetv2_035_96_qdq.onnx")
@@ -78,20 +79,20 @@ def ram_limit_rows(path: Path, target: str, rec: Path, limits) -> list[str]:
         try:
             res = compile_model(path, target=target, tuning_records=rec, ram_limit=parse_bytes(lim))
         except TinyfuseError as e:
-            rows.append(f"| {path.stem} | {lim} | error: {e} | | | |")
+            rows.append(f"| {path.stem} | {lim} | error: {e} | | | | |")
             continue
         cfg = TuningRecords(load_records(rec).records).config_for(res.model_hash, target, parse_bytes(lim))
         from tinyfuse.cost.knobs import config_key
         hit = next(r for r in load_records(rec).records if r.get("kind") == "model"
                    and r.get("config_key") == config_key(cfg))
-        rows.append(f"| {path.stem} | {lim} | {'; '.join(hit.get('changes') or []) or '(default)'} | "
-                    f"{res.arena_bytes} | {hit.get('ram_stack')} | {hit['instructions']} |")
+        rows.append(f"| {path.stem} | {lim} | {brief_changes(hit.get('changes') or []) or '(default)'} | "
+                    f"{res.arena_bytes} | {hit.get('ram_stack')} | {hit['instructions']} | {hit.get('flash_bytes', '-')} |")
     return rows
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--trials", type=int, default=24)
+    ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--target", default="cortex-m4")
     ap.add_argument("--records", default=str(ROOT / "build" / "tune"), help="directory of the records (one per model)")
     ap.add_argument("--workers", type=int, default=None)
@@ -117,8 +118,8 @@ def main(argv=None) -> int:
         all_records += load_records(rec).records
         if name in RAM_LIMITS:
             ram_rows += ram_limit_rows(path, args.target, rec, RAM_LIMITS[name])
-    print("\n| model | --ram-limit | chosen build (knobs changed) | arena B | stack B | instructions |")
-    print("|---|---|---|---:|---:|---:|")
+    print("\n| model | --ram-limit | chosen build (knobs changed) | arena B | stack B | instructions | model flash B |")
+    print("|---|---|---|---:|---:|---:|---:|")
     print("\n".join(ram_rows))
     print(f"\nlearned cost model vs analytical: Spearman on held-out kernels ({len(all_records)} records)")
     for line in spearman_table(all_records):

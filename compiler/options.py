@@ -144,6 +144,8 @@ class CompileOptions:
         return self.allows("arm_dsp")
 
 
+# the lowering knobs a kernel family may read from ``group_knobs`` (tinyfuse.lower.group_knobs documents each)
+LOWERING_KNOBS = ("weights", "channels", "unroll", "body")
 WEIGHTS_DTYPES = ("float32", "float16")
 IO_BUFFERS = ("arena", "caller")     # --io-buffers: model inputs/outputs in the arena, or caller-owned buffers
 
@@ -163,5 +165,5 @@ def first_variant(op: str, allowed) -> str:
     return next((v for v in VARIANT_ANCHORS.get(op, ()) if v in allowed), "ref")
 
 
-__all__ = ["CompileContext", "CompileOptions", "FEATURES", "IO_BUFFERS", "KERNEL_CHOICES", "SPARSE_CHOICES",
+__all__ = ["CompileContext", "CompileOptions", "FEATURES", "IO_BUFFERS", "KERNEL_CHOICES", "LOWERING_KNOBS", "SPARSE_CHOICES",
            "VARIANT_ANCHORS", "WEIGHT_VARIANTS", "WEIGHTS_DTYPES", "first_variant", "resolve_variants"]

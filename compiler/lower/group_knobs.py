@@ -22,10 +22,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
+from ..options import LOWERING_KNOBS
+
 KNOBS: contextvars.ContextVar = contextvars.ContextVar("tinyfuse_group_knobs", default={})
 OFFERS: contextvars.ContextVar = contextvars.ContextVar("tinyfuse_group_offers", default=None)
 
-NAMES = ("weights", "channels", "unroll", "body")      # every lowering knob a family may read
+NAMES = LOWERING_KNOBS                # every lowering knob a family may read
 WEIGHTS = ("int8", "int16")
 CHANNELS = (2, 3, 4)
 

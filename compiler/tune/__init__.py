@@ -18,7 +18,8 @@ configurations already measured)::
 The choice is the fastest measured build whose arena + stack is at most the default build's (memory
 first); ``compile --tuning-records F`` builds it, ``--ram-limit X`` the fastest measured that fits
 (``cost.records``). The learned model is written beside the records (``<records>.model.json``); the
-Pareto front (RAM vs instructions) as ``front.md`` and ``front.svg`` into ``out_dir``.
+Pareto front (RAM vs instructions, and in RAM, flash and instructions) as ``front.md`` and
+``front.svg`` into ``out_dir``.
 """
 from __future__ import annotations
 
@@ -103,13 +104,16 @@ def _finish(search, default, records_path, writer, out_dir, ram_limit, skipped, 
         model = fit([r["features"] for r in recs], [r["instructions"] for r in recs])
         Path(str(records_path) + ".model.json").write_text(model.to_json())
     table = front_table(pts, base)
+    pts3 = front(builds, flash=True)
+    table3 = front_table(pts3, base)
     if out_dir:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-        (Path(out_dir) / "front.md").write_text(table + "\n")
+        (Path(out_dir) / "front.md").write_text(f"{table}\n\nIn RAM, model flash and instructions:\n\n{table3}\n")
         plot_front(builds, pts, Path(out_dir) / "front.svg", f"{base['model']} on {base['target']}")
     measured_now = len(builds) - skipped
     out = {"model": base["model"], "target": base["target"], "default": _brief(base), "chosen": _brief(best),
-           "front": [_brief(r) for r in pts], "front_table": table, "measured": measured_now, "skipped": skipped,
+           "front": [_brief(r) for r in pts], "front_table": table,
+           "front_flash": [_brief(r) for r in pts3], "front_flash_table": table3, "measured": measured_now, "skipped": skipped,
            "failed": len(search.failed), "seconds": round(seconds, 1), "workers": n,
            "candidates_per_second": round(measured_now / seconds, 3) if seconds > 0 else None,
            "gain_at_default_ram": round(1 - best["instructions"] / base["instructions"], 4)}

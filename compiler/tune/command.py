@@ -37,6 +37,7 @@ def add_parser(sub, epilog: dict, qemu_targets: list[str]) -> None:
 
 def cmd_tune(args) -> int:
     from . import tune
+    from .pareto import brief_changes
     from .ramlimit import parse_bytes
     records = args.records or f"{Path(args.model).stem}.{args.target}.tune.jsonl"
     s = tune(args.model, args.target, trials=args.trials, records_path=records, workers=args.workers,
@@ -50,14 +51,17 @@ def cmd_tune(args) -> int:
     print(f"model {s['model']} on {s['target']}: {s['measured']} builds measured, {s['skipped']} already in the "
           f"records, {s['failed']} failed; {s['seconds']} s on {s['workers']} workers "
           f"({s['candidates_per_second']} candidates/s)")
-    print(f"default: arena {d['arena_bytes']} B, {d['instructions']} instructions; at no more RAM: "
-          f"arena {c['arena_bytes']} B, {c['instructions']} instructions ({s['gain_at_default_ram']:+.1%} fewer)")
+    print(f"default: arena {d['arena_bytes']} B, {d['instructions']} instructions, model flash {d['flash_bytes']} B; "
+          f"at no more RAM: arena {c['arena_bytes']} B, {c['instructions']} instructions "
+          f"({s['gain_at_default_ram']:.1%} fewer), model flash {c['flash_bytes']} B")
     if "ram_limit" in s:
         r = s["ram_limit"]
         print(f"--ram-limit {args.ram_limit}: arena {r['arena_bytes']} B + stack {r['ram_stack']} B, "
-              f"{r['instructions']} instructions ({'; '.join(r['changes']) or 'default'})")
+              f"{r['instructions']} instructions ({brief_changes(r['changes']) or 'default'})")
     print("Pareto front (arena + stack vs instructions):")
     print(s["front_table"])
+    print("Pareto front in arena + stack, model flash and instructions:")
+    print(s["front_flash_table"])
     print(f"records: {records}; use: tinyfuse compile {args.model} --target {args.target} --tuning-records "
           f"{records} [--ram-limit BYTES] -o OUT")
     return 0

@@ -4,6 +4,11 @@ A build is on the front when no other build has both no more RAM and no more ins
 of them strictly less. ``front(builds)`` sorts it by RAM (ascending; instructions then descend);
 ``front_table`` renders it as a markdown table, ``plot_front`` as an SVG (matplotlib, the ``plots``
 extra) with every measured build in grey and the front as a step line.
+
+Some knobs trade flash, not RAM, for speed (int16 pre-widened weights: ``lower.group_knobs``), so
+``front(builds, flash=True)`` is the front in three resources: no other build has no more RAM, no
+more model flash (code + weights, ``flash_bytes`` of the records) and no more instructions, one of
+them strictly less -- what a firmware engineer with both a RAM and a flash budget chooses from.
 """
 from __future__ import annotations
 
@@ -12,11 +17,17 @@ from pathlib import Path
 from ..cost.records import ram_of
 
 
-def front(builds: list[dict]) -> list[dict]:
+def front(builds: list[dict], flash: bool = False) -> list[dict]:
     """The non-dominated ``model`` records, by RAM ascending (ties: the default build, then the
-    configuration key)."""
-    ordered = sorted(builds, key=lambda r: (ram_of(r), r["instructions"], bool(r.get("changes")),
-                                            r.get("config_key", "")))
+    configuration key); ``flash``: in RAM, model flash and instructions (module doc; a record
+    without ``flash_bytes`` counts 0)."""
+    ordered = sorted(builds, key=lambda r: (ram_of(r), r["instructions"], r.get("flash_bytes", 0) if flash else 0,
+                                            bool(r.get("changes")), r.get("config_key", "")))
+    if flash:
+        cost = [(ram_of(r), r.get("flash_bytes", 0), r["instructions"]) for r in ordered]
+        return [r for r, c in zip(ordered, cost)
+                if not any(o != c and all(a <= b for a, b in zip(o, c)) for o in cost)
+                and c not in [cost[j] for j in range(ordered.index(r))]]      # equal costs: the first only
     out, best = [], None
     for r in ordered:
         if best is None or r["instructions"] < best:

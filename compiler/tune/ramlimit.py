@@ -20,7 +20,7 @@ from ..cost.knobs import normalize
 from ..cost.learned import CostModel
 from ..errors import TinyfuseError
 from .measure import compile_candidate
-from ..lower.group_knobs import NAMES
+from ..options import LOWERING_KNOBS as NAMES
 from .space import apply_moves, families
 
 STACK_ESTIMATE = 256       # bytes: the generated run() call's stack, a typical measured figure (KWS: 152 B)
