@@ -132,9 +132,10 @@ class CompileResult:
 
     def write(self, outdir: str | Path) -> Path:
         """Write every file into ``outdir`` (created if missing; ``.`` is fine), each atomically.
-        Only files an earlier compile wrote there (metadata.json's ``files``) and this one does not
-        are removed; nothing else in ``outdir`` is touched. Raises TinyfuseError on a bad path
-        (see tinyfuse.codegen.output)."""
+        Only files this model's earlier compile wrote there (metadata.json's ``files_by_model``) and this
+        one does not are removed, never one another model in ``outdir`` still lists; nothing else in
+        ``outdir`` is touched. The written metadata.json is ``self.files``' plus ``files_by_model``.
+        Raises TinyfuseError on a bad path or a foreign file in the way (see tinyfuse.codegen.output)."""
         from .codegen.output import write_outputs
         return write_outputs(self.files, outdir)
 
