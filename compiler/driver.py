@@ -132,9 +132,10 @@ class CompileResult:
 
     def write(self, outdir: str | Path) -> Path:
         """Write every file into ``outdir`` (created if missing; ``.`` is fine), each atomically.
-        Only files an earlier compile wrote there (metadata.json's ``files``) and this one does not
-        are removed; nothing else in ``outdir`` is touched. Raises TinyfuseError on a bad path
-        (see tinyfuse.codegen.output)."""
+        Only files this model's earlier compile wrote there (metadata.json's ``files_by_model``) and this
+        one does not are removed, never one another model in ``outdir`` still lists; nothing else in
+        ``outdir`` is touched. The written metadata.json is ``self.files``' plus ``files_by_model``.
+        Raises TinyfuseError on a bad path or a foreign file in the way (see tinyfuse.codegen.output)."""
         from .codegen.output import write_outputs
         return write_outputs(self.files, outdir)
 
@@ -159,7 +160,9 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     ``tuning_records`` (a JSON-lines path from ``tinyfuse tune`` or a ``tinyfuse.tune.TuningRecords``)
     builds one measured configuration (``tinyfuse.cost.knobs``: global, per-kernel and per-chain knobs):
     the recorded choice, or with ``ram_limit`` (bytes of arena + measured stack) the fastest measured
-    build that fits (TinyfuseError naming the smallest measured otherwise; ``cost.records``).
+    build that fits (TinyfuseError naming the smallest measured otherwise; ``cost.records``). Records
+    with nothing for this model and target build the default (the error with ``ram_limit``) after a
+    UserWarning naming the file, the model, the target and what the file holds.
     ``stateful``: (graph input, graph output) name pairs that become persistent state, or their text
     ``"IN=OUT,..."`` (``--stateful``, ``tinyfuse.frontend.stateful_io``: a model exported with explicit
     RNN state I/O).
@@ -181,7 +184,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     if stateful:
         from .frontend.stateful_io import mark_stateful, parse_pairs
         ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
-    config = load_records(tuning_records).config_for(model_hash, tgt.name, ram_limit) \
+    config = load_records(tuning_records).config_for(model_hash, tgt.name, ram_limit, model=ir.name) \
         if tuning_records is not None else None
     if config is not None:
         disabled_passes, scratch_bytes = apply_global(config, disabled_passes, scratch_bytes)

@@ -10,10 +10,19 @@ Which configuration (:meth:`TuningRecords.config_for`), deterministic for given 
   configuration key). None fits: TinyfuseError naming the smallest arena (+ stack) measured.
 - else the last ``choice`` record of this model and target (``tune`` writes the fastest measured build
   at no more RAM than the default build); none: None (the defaults).
+
+Records that do not apply (none for this model's hash and this target: tuned for another target or
+another model) are not silent: one ``UserWarning`` (the CLI prints it as one ``warning:`` line) names
+the records file, the model and target asked for and what the file holds, e.g. ``--tuning-records
+kws.jsonl: no tuned choice for model kws (68fca8c67cee54f4) on cortex-m7; the file holds 40 builds
+and a choice of kws for cortex-m4: building the default``. With ``ram_limit`` the same warning
+precedes the TinyfuseError. A forced ``config`` (a tuning candidate) never warns.
 """
 from __future__ import annotations
 
 import json
+import warnings
+from collections import Counter
 from pathlib import Path
 
 from ..errors import TinyfuseError
@@ -26,11 +35,13 @@ def ram_of(rec: dict) -> int:
 
 
 class TuningRecords:
-    """Records in memory (module doc); ``config``: a forced configuration (a tuning candidate)."""
+    """Records in memory (module doc); ``config``: a forced configuration (a tuning candidate);
+    ``source``: where they were read (the file named in warnings; None: given in memory)."""
 
-    def __init__(self, records: list[dict] | None = None, config: dict | None = None):
+    def __init__(self, records: list[dict] | None = None, config: dict | None = None, source: str | None = None):
         self.records = list(records or [])
         self.config = config
+        self.source = source
 
     def builds(self, model_hash: str, target: str) -> list[dict]:
         """The measured ``model`` records of one model and target, one per configuration key."""
@@ -41,13 +52,16 @@ class TuningRecords:
                 out[r.get("config_key") or config_key(_config(r))] = r
         return [out[k] for k in sorted(out)]
 
-    def config_for(self, model_hash: str, target: str, ram_limit: int | None = None) -> dict | None:
-        """The configuration to build (module doc); None: the defaults."""
+    def config_for(self, model_hash: str, target: str, ram_limit: int | None = None,
+                   model: str | None = None) -> dict | None:
+        """The configuration to build (module doc); None: the defaults. ``model``: the model's name, for
+        the warning when no record applies (UserWarning; TinyfuseError as well with ``ram_limit``)."""
         if self.config is not None:
             return normalize(self.config)
         if ram_limit is not None:
             builds = self.builds(model_hash, target)
             if not builds:
+                self._warn_unused("no measured build", model_hash, target, model, "")
                 raise TinyfuseError(f"--ram-limit {ram_limit}: the tuning records hold no measured build of this "
                                     f"model on {target}; run tinyfuse tune first")
             fits = [r for r in builds if ram_of(r) <= ram_limit]
@@ -62,7 +76,39 @@ class TuningRecords:
         for r in self.records:
             if r.get("kind") == "choice" and r.get("model_hash") == model_hash and r.get("target") == target:
                 chosen = _config(r)
+        if chosen is None:
+            self._warn_unused("no tuned choice", model_hash, target, model, ": building the default")
         return normalize(chosen) if chosen is not None else None
+
+    def holdings(self) -> str:
+        """What the records hold, per (model, target): e.g. "40 builds and a choice of kws for
+        cortex-m4; 3 builds of vww for cortex-m7" (at most 4 groups named, then "and N more")."""
+        builds, choices, names = Counter(), Counter(), {}
+        for r in self.records:
+            if r.get("kind") in ("model", "choice"):
+                key = (str(r.get("model_hash")), str(r.get("target")))
+                names.setdefault(key, r.get("model") or f"model {key[0]}")
+                (builds if r["kind"] == "model" else choices)[key] += 1
+        if not names:
+            kernels = sum(r.get("kind") == "kernel" for r in self.records)
+            return f"{kernels} kernel measurements and no build or choice" if kernels else "no build or choice"
+        groups = [f"{_what(builds[k], choices[k])} of {names[k]} for {k[1]}"
+                  for k in sorted(names, key=lambda k: (names[k], k[1]))]
+        more = f" and {len(groups) - 4} more" if len(groups) > 4 else ""
+        return "; ".join(groups[:4]) + more
+
+    def _warn_unused(self, what: str, model_hash: str, target: str, model: str | None, then: str) -> None:
+        """One UserWarning: no record of this model and target (module doc)."""
+        src, holds = (f"--tuning-records {self.source}", "the file holds") if self.source else \
+            (f"tuning records ({len(self.records)})", "they hold")
+        asked = f"{model} ({model_hash})" if model else model_hash
+        warnings.warn(f"{src}: {what} for model {asked} on {target}; {holds} {self.holdings()}{then}", stacklevel=3)
+
+
+def _what(builds: int, choices: int) -> str:
+    """'3 builds and a choice', '1 build', 'a choice'."""
+    parts = [f"{builds} build{'' if builds == 1 else 's'}"] if builds else []
+    return " and ".join(parts + (["a choice"] if choices else []))
 
 
 def _config(rec: dict) -> dict:
@@ -96,7 +142,7 @@ def load_records(src) -> TuningRecords:
                 recs.append(json.loads(line))
             except json.JSONDecodeError as e:
                 raise TinyfuseError(f"--tuning-records {src}:{i}: not JSON ({e.msg})") from None
-    return TuningRecords(recs)
+    return TuningRecords(recs, source=str(src))
 
 
 __all__ = ["TuningRecords", "apply_global", "load_records", "ram_of"]

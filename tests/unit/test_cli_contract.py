@@ -67,14 +67,18 @@ def test_output_dot_is_safe(tmp_path, good, monkeypatch):
     assert (work / "notes.txt").read_text() == "mine"
 
 
-def test_recompile_removes_only_its_own_stale_files(tmp_path, good):
-    """A second compile under another --name removes the first one's files (listed in its
-    metadata.json) and nothing else; no temp file is left behind."""
+def test_a_second_name_keeps_the_first_models_files(tmp_path, good):
+    """A second compile under another --name keeps the first one's files (two models side by side in
+    one DIR, metadata.json's files_by_model; tests/unit/test_output_dir_models.py), and recompiling
+    the first is no refusal; no temp file is left behind."""
     out = tmp_path / "o"
     assert main(["compile", str(good), "-o", str(out), "--name", "first"]) == 0
     (out / "first_notes.txt").write_text("mine")
-    assert main(["compile", str(good), "-o", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == sorted(GENERATED + ["first_notes.txt"])
+    first = [f.replace("good", "first") for f in GENERATED if f != "metadata.json"]
+    for _ in range(2):
+        assert main(["compile", str(good), "-o", str(out)]) == 0
+        assert sorted(p.name for p in out.iterdir()) == sorted(GENERATED + first + ["first_notes.txt"])
+        assert main(["compile", str(good), "-o", str(out), "--name", "first"]) == 0
 
 
 def test_dump_ir_inside_output_dir_survives(tmp_path, good):
