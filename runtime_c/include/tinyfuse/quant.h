@@ -77,6 +77,21 @@ static inline uint8_t tf_sat_u8(int32_t x)
   return (uint8_t)(x < 0 ? 0 : x > 255 ? 255 : x);
 }
 
+/* The integer of an int8/uint8 quantize (ONNX QuantizeLinear, TFLite QUANTIZE: round half to even):
+ * v clamped to [-1024, 1024] first (beyond, every int8/uint8 code saturates alike; NaN compares false
+ * and gives -1024, the lowest code), then rounded in the FPU by adding and subtracting 1.5 * 2^23,
+ * exactly as rintf for |v| <= 2^22 in the default round-to-nearest mode. No library call: newlib's
+ * rintf costs about 100 instructions on a Cortex-M4F (no VRINT before FPv5). The volatile keeps
+ * -ffast-math from folding the two additions. */
+static inline int32_t tf_quantize_rint(float v)
+{
+  volatile float t;
+  v = v > -1024.0f ? v : -1024.0f;
+  v = v < 1024.0f ? v : 1024.0f;
+  t = v + 12582912.0f;
+  return (int32_t)(t - 12582912.0f);
+}
+
 /* TFLite reference ADD: inputs rescaled with 20 bits of headroom, one output requantize. */
 static inline int32_t tf_qadd(int32_t a, int32_t za, int32_t m1, int32_t sh1,
                               int32_t b, int32_t zb, int32_t m2, int32_t sh2,
