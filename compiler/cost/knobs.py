@@ -15,8 +15,9 @@ Who reads which knob (each phase asks ``options.knobs``, a :class:`Knobs`, or No
 - per kernel, keyed by ``group_signature(fn, target)`` (no in-place rule: the knob chooses it):
   ``variant`` (``ref`` / ``arm_dsp`` / ``arm_mve``: the driver's per-group ``--kernels``),
   ``inplace`` False (``memory.arena.kernel_graph`` offers no in-place option for the group, so it
-  runs its normal, possibly SIMD, kernel out of place), and lowering knobs (``block``, ``unroll``,
-  ``im2col``) handed to the lowering as ``options.group_knobs`` (a kernel family reads those it has);
+  runs its normal, possibly SIMD, kernel out of place), and lowering knobs (``options.LOWERING_KNOBS``:
+  ``weights`` int8/int16, ``channels`` per block, ``unroll``, ``body``) handed to the lowering as
+  ``options.group_knobs`` (``lower.group_knobs``: a kernel family reads, and offers, those it has);
 - per chain, keyed by :func:`chain_signature` of its member groups: ``fuse`` False (poly_fuse does not
   fuse that member set) and ``tile_w`` (the widest column tile poly_fuse may use; full width = line
   buffers, narrower = overlapped column tiles).
