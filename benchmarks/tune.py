@@ -115,6 +115,8 @@ def main(argv=None) -> int:
         print(f"default: arena {s['default']['arena_bytes']} B, {s['default']['instructions']} instructions; "
               f"fastest at no more RAM: {s['chosen']['instructions']} ({s['gain_at_default_ram']:+.1%} fewer)\n")
         print(s["front_table"])
+        print("\nIn arena + stack, model flash and instructions (int16 weights trade flash for speed):\n")
+        print(s["front_flash_table"])
         all_records += load_records(rec).records
         if name in RAM_LIMITS:
             ram_rows += ram_limit_rows(path, args.target, rec, RAM_LIMITS[name])
