@@ -113,7 +113,7 @@ def main(argv=None) -> int:
         print(f"\n### {name} on {args.target}: {s['measured']} measured now, {s['skipped']} from the records, "
               f"{s['failed']} failed, {s['seconds']} s on {s['workers']} workers")
         print(f"default: arena {s['default']['arena_bytes']} B, {s['default']['instructions']} instructions; "
-              f"fastest at no more RAM: {s['chosen']['instructions']} ({s['gain_at_default_ram']:+.1%} fewer)\n")
+              f"fastest at no more RAM: {s['chosen']['instructions']} ({s['gain_at_default_ram']:.1%} fewer)\n")
         print(s["front_table"])
         print("\nIn arena + stack, model flash and instructions (int16 weights trade flash for speed):\n")
         print(s["front_flash_table"])
