@@ -289,8 +289,34 @@ def int8_qdq_models(tmp: Path) -> list[FamilyModel]:
     ]
 
 
+# the tuning knobs of the arm_dsp SMLAD blocks (lower/group_knobs.py), set on every kernel of a copy of
+# these models on cortex-m4: int16 pre-widened weights read by 8-byte aligned LDRD (simd_host.h asserts
+# the alignment), 4 and 2 channels per block, a short unroll (a loop over divisor bodies)
+KNOBBED = {"q_conv_s2_valid": {"weights": "int16", "channels": 4, "unroll": 4},
+           "q_horizontal": {"weights": "int16", "channels": 2},
+           "q_poly_chain": {"weights": "int16", "channels": 2},
+           "q_down_block": {"weights": "int16", "channels": 4}}
+
+
+def knobbed_models(models: list[FamilyModel]) -> list[FamilyModel]:
+    """Copies of the KNOBBED models for cortex-m4, compiled with those knobs on every kernel."""
+    from tinyfuse.cost.features import group_signature
+    from tinyfuse.cost.records import TuningRecords
+    out = []
+    for m in models:
+        if m.name not in KNOBBED:
+            continue
+        base = m.compile("cortex-m4")
+        config = {"kernels": {group_signature(s.call.op, "cortex-m4"): KNOBBED[m.name] for s in base.steps}}
+        out.append(FamilyModel(f"{m.name}_kn", m.model, m.inputs, m.want, m.tol, m.lsb, m.step, ("cortex-m4",),
+                               m.siblings_with_copies, m.frames,
+                               {**m.options, "tuning_records": TuningRecords(config=config)}))
+    return out
+
+
 def all_models(tmp: Path) -> list[FamilyModel]:
     """Every family model; the recurrent, border-pad, pool-indices, resize-taps and stateful ones come
-    from tests/builders/sanit_families_state.py."""
+    from tests/builders/sanit_families_state.py; knobbed copies of a few (KNOBBED)."""
     from tests.builders.sanit_families_state import onnx_new_models, stateful_models
-    return float_models() + int8_tflm_models() + int8_qdq_models(tmp) + onnx_new_models() + stateful_models()
+    models = float_models() + int8_tflm_models() + int8_qdq_models(tmp) + onnx_new_models() + stateful_models()
+    return models + knobbed_models(models)

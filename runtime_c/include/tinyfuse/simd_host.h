@@ -15,6 +15,7 @@
 #ifndef TINYFUSE_SIMD_H
 #define TINYFUSE_SIMD_H
 
+#include <assert.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -31,6 +32,17 @@ static inline uint32_t tf_ld4(const void *p)
 static inline void tf_st4(void *p, uint32_t v)
 {
   memcpy(p, &v, 4);
+}
+
+/* Two words from an 8-byte aligned address (simd.h: the int16 pre-widened weights' LDRD); the
+ * alignment is checked here, where the sanitizer builds run. */
+static inline void tf_ld8a(const void *p, int32_t *lo, int32_t *hi)
+{
+  int32_t v[2];
+  assert(((uintptr_t)p & 7u) == 0);
+  memcpy(v, p, 8);
+  *lo = v[0];
+  *hi = v[1];
 }
 
 /* halfword i (0: bits 15..0, 1: bits 31..16) of x as a signed value */
