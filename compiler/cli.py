@@ -96,6 +96,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "choice (the fastest measured build at no more RAM than the default), or with --ram-limit the "
                    "fastest measured build that fits")
     p.add_argument("--ram-limit", metavar="BYTES", help=RAM_LIMIT_HELP)
+    p.add_argument("--flash-limit", metavar="BYTES", help="with --tuning-records: the fastest measured build whose "
+                   "model flash (code + weights) fits, at no more RAM than the default (or --ram-limit); K/M suffixes")
     p.add_argument("--cost-model", metavar="FILE", help="a learned cost model (<records>.model.json from `tinyfuse "
                    "tune`) for --ram-limit without --tuning-records")
     p.add_argument("--stateful", metavar="IN=OUT,...", action=_JoinPairs, help="graph input/output pairs (names) that carry state "
@@ -208,6 +210,10 @@ def _compile(args):
             records, ram_limit = TuningRecords(config=pick["config"]), None
             print(f"--ram-limit {args.ram_limit}: predicted build arena {pick['arena_bytes']} B, ~{pick['predicted']} "
                   f"instructions ({'; '.join(pick['changes']) or 'default'})", file=sys.stderr)
+    flash_limit = None
+    if getattr(args, "flash_limit", None):
+        from .tune.ramlimit import parse_bytes
+        flash_limit = parse_bytes(args.flash_limit, "--flash-limit")
     placement = {k: getattr(args, k, None) for k in ("weights_section", "arena_section", "code_section", "align")}
     return compile_model(args.model, target=args.target, name=args.name, disabled_passes=args.disable_pass,
                          dump_ir=args.dump_ir, planner=args.planner, rounding=args.rounding, kernels=args.kernels,
@@ -215,7 +221,7 @@ def _compile(args):
                          stateful=getattr(args, "stateful", None) or (), weights_dtype=args.weights_dtype,
                          realtime=dict(skip_zero_activations=args.skip_zero_activations, wcet=args.wcet,
                                        max_step_instructions=args.max_step_instructions or 0), io_buffers=getattr(args, "io_buffers", "arena"),
-                         sparse=getattr(args, "sparse", None), **placement)
+                         sparse=getattr(args, "sparse", None), flash_limit=flash_limit, **placement)
 
 
 def cmd_compile(args) -> int:

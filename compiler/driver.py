@@ -147,7 +147,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   scratch_bytes: int | None = None, tuning_records=None, stateful=(),
                   weights_dtype: str = "float32", realtime: dict | None = None,
                   io_buffers: str = "arena", ram_limit: int | None = None,
-                  sparse: str | None = None) -> CompileResult:
+                  sparse: str | None = None, flash_limit: int | None = None) -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -160,7 +160,8 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     ``tuning_records`` (a JSON-lines path from ``tinyfuse tune`` or a ``tinyfuse.tune.TuningRecords``)
     builds one measured configuration (``tinyfuse.cost.knobs``: global, per-kernel and per-chain knobs):
     the recorded choice, or with ``ram_limit`` (bytes of arena + measured stack) the fastest measured
-    build that fits (TinyfuseError naming the smallest measured otherwise; ``cost.records``). Records
+    build that fits, and with ``flash_limit`` (bytes of model code + weights) one whose flash fits too
+    (TinyfuseError naming the smallest measured otherwise; ``cost.records``). Records
     with nothing for this model and target build the default (the error with ``ram_limit``) after a
     UserWarning naming the file, the model, the target and what the file holds.
     ``stateful``: (graph input, graph output) name pairs that become persistent state, or their text
@@ -184,8 +185,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     if stateful:
         from .frontend.stateful_io import mark_stateful, parse_pairs
         ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
-    config = load_records(tuning_records).config_for(model_hash, tgt.name, ram_limit, model=ir.name) \
-        if tuning_records is not None else None
+    config = _tuned_config(tuning_records, model_hash, tgt.name, ir.name, ram_limit, flash_limit)
     if config is not None:
         disabled_passes, scratch_bytes = apply_global(config, disabled_passes, scratch_bytes)
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
@@ -199,6 +199,17 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     result = _lower_and_plan(mod, model_hash, options, placement, choose)
     check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
     return result
+
+
+def _tuned_config(tuning_records, model_hash: str, target: str, name: str, ram_limit, flash_limit) -> dict | None:
+    """The tuning configuration to build (``cost.records``), None without records; TinyfuseError for
+    ``flash_limit`` without records (only measured builds know their flash)."""
+    if tuning_records is None:
+        if flash_limit is not None:
+            raise TinyfuseError("--flash-limit picks from measured builds: give --tuning-records (tinyfuse tune "
+                                "measures each build's flash)")
+        return None
+    return load_records(tuning_records).config_for(model_hash, target, ram_limit, model=name, flash_limit=flash_limit)
 
 
 def _with_knobs(options: CompileOptions, config, target: str):

@@ -53,25 +53,21 @@ class TuningRecords:
         return [out[k] for k in sorted(out)]
 
     def config_for(self, model_hash: str, target: str, ram_limit: int | None = None,
-                   model: str | None = None) -> dict | None:
+                   model: str | None = None, flash_limit: int | None = None) -> dict | None:
         """The configuration to build (module doc); None: the defaults. ``model``: the model's name, for
-        the warning when no record applies (UserWarning; TinyfuseError as well with ``ram_limit``)."""
+        the warning when no record applies (UserWarning; TinyfuseError as well with a limit).
+        ``flash_limit``: bytes of model flash (code + weights, ``flash_bytes``) the build may take; with
+        no ``ram_limit`` the RAM stays at most the default build's, as for the choice."""
         if self.config is not None:
             return normalize(self.config)
-        if ram_limit is not None:
+        if ram_limit is not None or flash_limit is not None:
+            what = f"--ram-limit {ram_limit}" if ram_limit is not None else f"--flash-limit {flash_limit}"
             builds = self.builds(model_hash, target)
             if not builds:
                 self._warn_unused("no measured build", model_hash, target, model, "")
-                raise TinyfuseError(f"--ram-limit {ram_limit}: the tuning records hold no measured build of this "
+                raise TinyfuseError(f"{what}: the tuning records hold no measured build of this "
                                     f"model on {target}; run tinyfuse tune first")
-            fits = [r for r in builds if ram_of(r) <= ram_limit]
-            if not fits:
-                small = min(builds, key=lambda r: (ram_of(r), r["instructions"]))
-                raise TinyfuseError(f"--ram-limit {ram_limit} B: no measured build fits; the smallest reachable is "
-                                    f"arena {small['arena_bytes']} B + stack {small.get('ram_stack') or 0} B = "
-                                    f"{ram_of(small)} B")
-            best = min(fits, key=lambda r: (r["instructions"], ram_of(r), r.get("config_key", "")))
-            return normalize(_config(best))
+            return normalize(_config(_fastest_within(builds, ram_limit, flash_limit)))
         chosen = None
         for r in self.records:
             if r.get("kind") == "choice" and r.get("model_hash") == model_hash and r.get("target") == target:
@@ -103,6 +99,28 @@ class TuningRecords:
             (f"tuning records ({len(self.records)})", "they hold")
         asked = f"{model} ({model_hash})" if model else model_hash
         warnings.warn(f"{src}: {what} for model {asked} on {target}; {holds} {self.holdings()}{then}", stacklevel=3)
+
+
+def _fastest_within(builds: list[dict], ram_limit: int | None, flash_limit: int | None) -> dict:
+    """The fastest measured build within the limits (ties: less RAM, then the configuration key);
+    TinyfuseError naming the smallest RAM (or flash) reachable when none fits."""
+    if ram_limit is None:                 # --flash-limit alone: no more RAM than the default build
+        default = [r for r in builds if r.get("config_key") == config_key({})]
+        ram_limit = ram_of(default[0]) if default else max(ram_of(r) for r in builds)
+    fits = [r for r in builds if ram_of(r) <= ram_limit]
+    if not fits:
+        small = min(builds, key=lambda r: (ram_of(r), r["instructions"]))
+        raise TinyfuseError(f"--ram-limit {ram_limit} B: no measured build fits; the smallest reachable is "
+                            f"arena {small['arena_bytes']} B + stack {small.get('ram_stack') or 0} B = "
+                            f"{ram_of(small)} B")
+    if flash_limit is not None:
+        known = [r for r in fits if r.get("flash_bytes")]
+        fits = [r for r in known if r["flash_bytes"] <= flash_limit]
+        if not fits:
+            least = f"{min(r['flash_bytes'] for r in known)} B" if known else "unknown (records without flash_bytes)"
+            raise TinyfuseError(f"--flash-limit {flash_limit} B: no measured build within {ram_limit} B of RAM fits; "
+                                f"the least model flash reachable there is {least}")
+    return min(fits, key=lambda r: (r["instructions"], ram_of(r), r.get("config_key", "")))
 
 
 def _what(builds: int, choices: int) -> str:

@@ -26,16 +26,17 @@ from .space import apply_moves, families
 STACK_ESTIMATE = 256       # bytes: the generated run() call's stack, a typical measured figure (KWS: 152 B)
 
 
-def parse_bytes(text: str) -> int:
-    """'24K' -> 24576, '1M' -> 1048576, '8000' -> 8000 (1K = 1024). TinyfuseError otherwise."""
+def parse_bytes(text: str, flag: str = "--ram-limit") -> int:
+    """'24K' -> 24576, '1M' -> 1048576, '8000' -> 8000 (1K = 1024). TinyfuseError (naming ``flag``)
+    otherwise."""
     t = str(text).strip().upper().removesuffix("B")
     mult = {"K": 1024, "M": 1024 * 1024}.get(t[-1:], 1)
     try:
         n = int(float(t[:-1] if mult > 1 else t) * mult)
     except ValueError:
-        raise TinyfuseError(f"--ram-limit {text}: give bytes, e.g. 24576, 24K or 1M") from None
+        raise TinyfuseError(f"{flag} {text}: give bytes, e.g. 24576, 24K or 1M") from None
     if n <= 0:
-        raise TinyfuseError(f"--ram-limit {text}: must be positive")
+        raise TinyfuseError(f"{flag} {text}: must be positive")
     return n
 
 
