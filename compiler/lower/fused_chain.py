@@ -28,7 +28,7 @@ from .depthwise_common import quad_weights, tap_pointers
 from .fused_chain_mve import mve_conv
 from .im2col_rows import gather_rows, row_form, row_order, row_weights
 from .inplace_conv import finish
-from .conv2d_arm import CONV_CHANNELS, mac_bounds, short_output, wide_unroll
+from .conv2d_arm import mac_bounds, short_output, wide_unroll
 from .kernel import Epilogue, Kernel, affine
 from .simd import HEADERS, widen_weights
 
@@ -207,6 +207,13 @@ def _conv_weights(anchor, geo: ConvGeom, pool, w16: bool = False) -> tuple[str, 
 CHAIN_BODIES = (12, 9, 8, 6, 4, 2, 1)
 
 
+# Output channels per SMLAD block of a chain's conv stage (the ``channels`` tuning knob's default): 2,
+# not the unfused conv's conv2d_arm.CONV_CHANNELS = 3 -- a chain body keeps its line-buffer and column pointers live,
+# and 2 x 3 accumulators spill. Found by ``tinyfuse tune`` on ResNet-8 (cortex-m4): chains 7,575,323 ->
+# 6,906,225 and 5,177,883 -> 4,896,068 instructions, stack 464 -> 200 B, 8 KB less code; cortex-m7 alike.
+CHAIN_CHANNELS = 2
+
+
 def _steps_body(steps: int) -> int:
     """The loop body of a main block of ``steps`` groups of 4 terms (CHAIN_BODIES)."""
     return next(b for b in CHAIN_BODIES if steps % b == 0)
@@ -214,16 +221,16 @@ def _steps_body(steps: int) -> int:
 
 def _dsp_conv(stage: _DspStage, pool, col_off: int) -> tuple[list, int]:
     """A groups = 1 stage: im2col of a pixel pair into int16 columns, then SMLAD blocks of 2 pixels x
-    CONV_CHANNELS channels (conv2d/arm_dsp.c.j2 wide_block, col mode, as the unfused conv) and the
-    K % CONV_CHANNELS channel tail."""
+    CHAIN_CHANNELS channels (the ``channels`` knob; conv2d/arm_dsp.c.j2 wide_block, col mode, as the
+    unfused conv) and the K % channels tail."""
     g, t, i = stage.geo, stage.t, stage.i
     tw = template("conv2d/arm_dsp.c.j2").module
     col = f"(int32_t *)(void *)((int8_t *)scratch + {col_off})"   # col_off: a multiple of 4
     rows = row_form(g)
     group_knobs.offer("weights", group_knobs.WEIGHTS)
-    group_knobs.offer("channels", (CONV_CHANNELS, *(c for c in group_knobs.CHANNELS if c != CONV_CHANNELS)))
+    group_knobs.offer("channels", (CHAIN_CHANNELS, *(c for c in group_knobs.CHANNELS if c != CHAIN_CHANNELS)))
     w16 = group_knobs.widened()       # tuning knob: int16 pre-widened weights (twice the flash)
-    och = group_knobs.get("channels", CONV_CHANNELS)
+    och = group_knobs.get("channels", CHAIN_CHANNELS)
     if rows:                          # C % 4 != 0: window rows a word at a time (im2col_rows)
         wr = row_weights(stage.anchor.args[1].value.reshape(g.K, -1), g)
         wname = pool.ref(widen_weights(wr) if w16 else wr, key=("chain_wrows", w16, id(stage.anchor)))

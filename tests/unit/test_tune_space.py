@@ -34,7 +34,8 @@ def test_each_move_changes_what_it_names(block):
     assert _build(block, []).files == base.files                      # no knob: the default, byte for byte
     moves = moves_of(base)
     kinds = {m.family or m.knobs[0][0] for m in moves}
-    assert {"poly_fuse", "scratch_bytes", "order", "weights:int16", "channels:2", "channels:4"} <= kinds
+    assert {"poly_fuse", "scratch_bytes", "order", "weights:int16", "channels:4"} <= kinds
+    assert kinds & {"channels:2", "channels:3"}                      # the other block width of its family
     for m in moves:
         res = _build(block, [m])
         k = dict(m.knobs)
