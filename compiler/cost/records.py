@@ -152,14 +152,25 @@ def load_records(src) -> TuningRecords:
         return TuningRecords(list(src))
     p = Path(src)
     if not p.is_file():
-        raise TinyfuseError(f"--tuning-records {src}: no such file")
+        raise TinyfuseError(f"{src}: no such tuning-records file")
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise TinyfuseError(f"{src}: not a tuning-records file (JSON lines from tinyfuse tune): {e}") from None
     recs = []
-    for i, line in enumerate(p.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                recs.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise TinyfuseError(f"--tuning-records {src}:{i}: not JSON ({e.msg})") from None
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            if i == len(lines) and not p.read_bytes().endswith(b"\n"):   # a run killed mid-write: resumable
+                warnings.warn(f"{src}:{i}: an unfinished last record (a run stopped while writing it) is ignored")
+                break
+            raise TinyfuseError(f"{src}:{i}: not JSON ({e.msg}): not a tuning-records file?") from None
+        if not isinstance(rec, dict):
+            raise TinyfuseError(f"{src}:{i}: not a tuning record (a JSON object from tinyfuse tune)")
+        recs.append(rec)
     return TuningRecords(recs, source=str(src))
 
 

@@ -23,6 +23,7 @@ Pareto front (RAM vs instructions, and in RAM, flash and instructions) as ``fron
 """
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -145,10 +146,28 @@ def _writer(records_path):
     """Append records (JSON lines) to ``records_path`` as they arrive (flushed: a killed run resumes)."""
     def write(*recs):
         if records_path:
+            _drop_unfinished(Path(records_path))
             with open(records_path, "a") as f:
                 for r in recs:
                     f.write(dumps(r) + "\n")
     return write
+
+
+def _drop_unfinished(path: Path) -> None:
+    """Cut the unfinished last record a killed run left (no newline at the end) from a records file, so
+    appending goes on from whole lines. Only a file whose first line is a tuning record is touched."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return
+    try:
+        first = json.loads(data.split(b"\n", 1)[0])
+    except ValueError:
+        return
+    if isinstance(first, dict) and "kind" in first and b"\n" in data:
+        with open(path, "r+b") as f:
+            f.truncate(data.rindex(b"\n") + 1)
 
 
 def _progress(total: int, desc: str, initial: int, enabled: bool):

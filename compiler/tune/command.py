@@ -10,6 +10,18 @@ RAM_LIMIT_HELP = ("RAM budget in bytes (K = 1024, M = 1024 K), e.g. 24K: with --
                   "fits; an error names the smallest arena reachable")
 
 
+def _positive(text: str) -> int:
+    """argparse type: an integer >= 1 (--trials, --workers, --topk)."""
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
 def add_parser(sub, epilog: dict, qemu_targets: list[str]) -> None:
     """The ``tune`` subcommand (module doc of ``tinyfuse.tune``)."""
     t = sub.add_parser("tune", help="search kernel/chain/graph knobs, measured under qemu on Dask: tuning records, "
@@ -17,15 +29,15 @@ def add_parser(sub, epilog: dict, qemu_targets: list[str]) -> None:
     t.add_argument("model", help="an .onnx or .tflite file")
     t.add_argument("--target", required=True, choices=qemu_targets, metavar="TARGET",
                    help=f"a qemu target: {', '.join(qemu_targets)}")
-    t.add_argument("--trials", type=int, default=16, help="measured builds the records should hold (default 16; "
+    t.add_argument("--trials", type=_positive, default=16, help="measured builds the records should hold (default 16; "
                    "a rerun with the same records resumes and skips the builds already measured)")
     t.add_argument("--records", metavar="FILE", help="JSON-lines file the records are appended to "
                    "(default <model stem>.<target>.tune.jsonl)")
-    t.add_argument("--workers", type=int, default=None, help="Dask LocalCluster worker processes (default: one "
+    t.add_argument("--workers", type=_positive, default=None, help="Dask LocalCluster worker processes (default: one "
                    "per core)")
     t.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="an existing Dask scheduler (its workers need "
                    "tinyfuse, the cross toolchains and qemu) instead of a LocalCluster")
-    t.add_argument("--topk", type=int, default=None, help="candidates measured per round (default: 2 x workers)")
+    t.add_argument("--topk", type=_positive, default=None, help="candidates measured per round (default: 2 x workers)")
     t.add_argument("--ram-limit", metavar="BYTES", help="measure only candidates whose arena + the default's "
                    "measured stack fits, and report the fastest measured build that fits (K/M suffixes)")
     t.add_argument("--out", metavar="DIR", help="write the Pareto front there (front.md, front.svg)")
@@ -62,8 +74,9 @@ def cmd_tune(args) -> int:
     print(s["front_table"])
     print("Pareto front in arena + stack, model flash and instructions:")
     print(s["front_flash_table"])
+    limit = f"--ram-limit {args.ram_limit}" if args.ram_limit else "[--ram-limit BYTES] [--flash-limit BYTES]"
     print(f"records: {records}; use: tinyfuse compile {args.model} --target {args.target} --tuning-records "
-          f"{records} [--ram-limit BYTES] -o OUT")
+          f"{records} {limit} -o OUT")
     return 0
 
 

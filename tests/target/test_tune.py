@@ -53,6 +53,11 @@ def test_tune_on_dask_resumes_and_ram_limit_picks_from_records(tmp_path, capsys)
     assert cli_main(["bench", str(path), "--target", "cortex-m4", "--json", "--tuning-records", str(rec),
                      "--ram-limit", "1M"]) == 0
     assert json.loads(capsys.readouterr().out)["instructions"] == fastest["instructions"]
+    # run: the tuned target build against the oracle; its host reference build takes no records or limits
+    assert cli_main(["run", str(path), "--target", "cortex-m4", "--tuning-records", str(rec), "--ram-limit", "1M",
+                     "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["outputs_match"] and "host" not in err
     assert cli_main(["compile", str(path), "--target", "cortex-m4", "--tuning-records", str(rec),
                      "--ram-limit", str(ram_of(smallest) - 1), "-o", str(tmp_path / "c")]) == 2
     assert "smallest reachable" in capsys.readouterr().err
