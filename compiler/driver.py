@@ -197,7 +197,20 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     options, choose = _with_knobs(options, config, tgt.name)
     mod = run_pipeline(ir, options)
     result = _lower_and_plan(mod, model_hash, options, placement, choose)
-    check_fits(result, tgt)          # the arena in RAM, the weights in flash of some board
+    return _checked(result, tgt, options.knobs)
+
+
+def _checked(result: CompileResult, tgt, knobs) -> CompileResult:
+    """``result`` after the checks: the arena in RAM and the weights in flash of some board (TinyfuseError,
+    ``check_fits``); a UserWarning when a tuning configuration's per-kernel knobs match no kernel of the
+    build (other --rounding / --kernels / --disable-pass than the tuning run: its groups differ)."""
+    check_fits(result, tgt)
+    if knobs is not None and knobs.config["kernels"]:
+        built = {knobs.signature(s.call.op) for s in result.steps}
+        if not built & set(knobs.config["kernels"]):
+            warnings.warn("--tuning-records: the tuned configuration's per-kernel knobs match no kernel of this "
+                          "build (compiled with other options than the tuning run: --rounding, --kernels, "
+                          "--disable-pass, ...?): its kernels keep their defaults", stacklevel=3)
     return result
 
 

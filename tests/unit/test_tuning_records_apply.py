@@ -105,3 +105,21 @@ def test_holdings_of_empty_and_in_memory_records(tmp_path):
 def test_a_lone_choice_is_named_as_such():
     recs = TuningRecords([_choice("aaaa", "cortex-m4", "kws"), _build("bbbb", "host", "a", "vww")], source="r.jsonl")
     assert recs.holdings() == "a choice of kws for cortex-m4; 1 build of vww for host"
+
+
+def test_knobs_that_match_no_kernel_warn(tmp_path):
+    """A tuned configuration applied to a build made with other options (here --rounding single: other
+    requantize epilogues, so other group signatures) warns that its per-kernel knobs match nothing."""
+    import onnx
+    from tinyfuse.cost.features import group_signature
+    from tests.builders.int8_models import qdq_chain
+    model, _ = qdq_chain((1, 8, 8, 8), [dict(cout=16, k=1, s=1, dw=False, relu=True)], seed=1)
+    path = tmp_path / "pw.onnx"
+    onnx.save(model, path)
+    base = compile_model(path, target="cortex-m4")
+    config = {"kernels": {group_signature(s.call.op, "cortex-m4"): {"weights": "int16"} for s in base.steps}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # the options it was tuned with: no warning
+        compile_model(path, target="cortex-m4", tuning_records=TuningRecords(config=config))
+    with pytest.warns(UserWarning, match="per-kernel knobs match no kernel of this build"):
+        compile_model(path, target="cortex-m4", rounding="single", tuning_records=TuningRecords(config=config))
