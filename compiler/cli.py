@@ -27,7 +27,7 @@ from .options import IO_BUFFERS, KERNEL_CHOICES, SPARSE_CHOICES
 from .memory import PLANNERS
 from .passes.pipeline import PASS_NAMES
 from .targets import TARGETS, get_target
-from .tune.command import RAM_LIMIT_HELP
+from .tune.command import RAM_LIMIT_HELP, int_at_least
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
 EXIT_CODES_HELP = """exit codes:
@@ -37,15 +37,7 @@ EXIT_CODES_HELP = """exit codes:
   3  internal error in tinyfuse (one 'error:' line; please report it; --debug shows the traceback)"""
 
 
-def _non_negative(text: str) -> int:
-    """argparse type of --seed (numpy's seeds) and --scratch-bytes: a non-negative integer."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got '{text}'") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {v}")
-    return v
+_non_negative = int_at_least(0)     # argparse type of --seed (numpy's seeds) and --scratch-bytes
 
 
 def _positive(text: str) -> int:

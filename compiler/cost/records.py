@@ -154,9 +154,10 @@ def load_records(src) -> TuningRecords:
     if not p.is_file():
         raise TinyfuseError(f"{src}: no such tuning-records file")
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise TinyfuseError(f"{src}: not a tuning-records file (JSON lines from tinyfuse tune): {e}") from None
+    lines = text.splitlines()
     recs = []
     for i, line in enumerate(lines, 1):
         if not line.strip():
@@ -164,7 +165,7 @@ def load_records(src) -> TuningRecords:
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
-            if i == len(lines) and not p.read_bytes().endswith(b"\n"):   # a run killed mid-write: resumable
+            if i == len(lines) and not text.endswith("\n"):   # a run killed mid-write: resumable
                 warnings.warn(f"{src}:{i}: an unfinished last record (a run stopped while writing it) is ignored")
                 break
             raise TinyfuseError(f"{src}:{i}: not JSON ({e.msg}): not a tuning-records file?") from None

@@ -143,10 +143,13 @@ def _default_kernels(kernel_recs, default) -> list[dict]:
 
 
 def _writer(records_path):
-    """Append records (JSON lines) to ``records_path`` as they arrive (flushed: a killed run resumes)."""
+    """Append records (JSON lines) to ``records_path`` as they arrive (flushed: a killed run resumes).
+    An unfinished last line an earlier killed run left is cut once, here: this writer ends every line."""
+    if records_path:
+        _drop_unfinished(Path(records_path))
+
     def write(*recs):
         if records_path:
-            _drop_unfinished(Path(records_path))
             with open(records_path, "a") as f:
                 for r in recs:
                     f.write(dumps(r) + "\n")

@@ -10,16 +10,24 @@ RAM_LIMIT_HELP = ("RAM budget in bytes (K = 1024, M = 1024 K), e.g. 24K: with --
                   "fits; an error names the smallest arena reachable")
 
 
-def _positive(text: str) -> int:
-    """argparse type: an integer >= 1 (--trials, --workers, --topk)."""
+def int_at_least(low: int):
+    """An argparse type: an integer >= ``low`` (``tinyfuse.cli``'s --seed / --scratch-bytes take 0, tune's
+    --trials / --workers / --topk 1); ArgumentTypeError otherwise."""
     import argparse
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
+    words = "a non-negative integer" if low == 0 else f"an integer >= {low}"
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {words}, got '{text}'") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"must be {words}, got {v}")
+        return v
+    return parse
+
+
+_positive = int_at_least(1)
 
 
 def add_parser(sub, epilog: dict, qemu_targets: list[str]) -> None:

@@ -25,9 +25,13 @@ def front(builds: list[dict], flash: bool = False) -> list[dict]:
                                             bool(r.get("changes")), r.get("config_key", "")))
     if flash:
         cost = [(ram_of(r), r.get("flash_bytes", 0), r["instructions"]) for r in ordered]
-        return [r for r, c in zip(ordered, cost)
-                if not any(o != c and all(a <= b for a, b in zip(o, c)) for o in cost)
-                and c not in [cost[j] for j in range(ordered.index(r))]]      # equal costs: the first only
+        out, seen = [], set()
+        for r, c in zip(ordered, cost):
+            dominated = any(o != c and all(a <= b for a, b in zip(o, c)) for o in cost)
+            if not dominated and c not in seen:              # equal costs: the first only
+                seen.add(c)
+                out.append(r)
+        return out
     out, best = [], None
     for r in ordered:
         if best is None or r["instructions"] < best:
