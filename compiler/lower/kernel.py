@@ -98,15 +98,33 @@ def affine(*terms: tuple[str, int]) -> str:
 
 
 def flat_index(shape: tuple[int, ...], idx: list[str]) -> str:
-    """Row-major flat offset of ``idx`` in a tensor of ``shape``."""
+    """Row-major flat offset of ``idx`` in a tensor of ``shape``.
+
+    Flattened rows: the SIMD lowerings index the output as ``[n, 0, p, k]`` with p over OH*OW (the
+    row axes flattened into the last of them, the others indexed by a literal ``"0"``). So an index
+    on an axis of size 1 may exceed it (OW = 1, p up to OH - 1); every term is kept, and a size-1
+    axis's stride, equal to the next axis's, makes that offset exact."""
     strides = np.cumprod((1,) + tuple(shape[:0:-1]))[::-1] if shape else ()
-    return affine(*((e, int(s) if d != 1 else 0) for e, s, d in zip(idx, strides, shape)))
+    return affine(*((e, int(s)) for e, s in zip(idx, strides)))
 
 
 def broadcast_index(shape: tuple[int, ...], out_shape: tuple[int, ...], out_idx: list[str]) -> str:
-    """Flat offset into an operand of ``shape`` broadcast (numpy rules) to ``out_shape`` at ``out_idx``."""
+    """Flat offset into an operand of ``shape`` broadcast (numpy rules) to ``out_shape`` at ``out_idx``.
+
+    An operand axis of size 1 reads index 0 where the output's axis is larger, and also where the
+    index is a flattened-row index (flat_index) over axes the operand broadcasts along: an index on
+    an axis of size 1 in both, after a run of axes indexed ``"0"`` whose sizes differ from the
+    output's (the lowerings check that every operand is full or 1 along all flattened axes)."""
     lead = len(out_shape) - len(shape)
-    return flat_index(shape, [e if d != 1 else "0" for e, d in zip(out_idx[lead:], shape)])
+    full = (1,) * lead + tuple(shape)          # the operand's shape aligned with the output's
+    idx = []
+    for i in range(lead, len(out_shape)):
+        d, o, j = full[i], out_shape[i], i
+        while j > 0 and out_idx[j - 1] == "0":
+            j -= 1
+        flat_broadcast = d == 1 and o == 1 and full[j:i] != tuple(out_shape[j:i])
+        idx.append("0" if (d == 1 and o != 1) or flat_broadcast else out_idx[i])
+    return flat_index(shape, idx)
 
 
 class Epilogue:
