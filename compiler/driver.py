@@ -20,10 +20,8 @@ from .errors import TinyfuseError
 from .frontend.detect import model_format
 from .frontend.onnx import from_onnx, load_onnx
 from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
-from .lower import ConstPool, Kernel
-from .lower.arena_variants import lower_for_arena
+from .lower import ConstPool, Kernel, lower_for_arena
 from .lower.realtime import modes as realtime_modes
-from .lower.skip_zero import lower_skip_zero
 from .lower.slicing import lower_sliced
 from .cost.steps import estimate_instructions, over_budget, pieces, too_coarse
 from .lower.half_weights import half_weights
@@ -336,9 +334,6 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
         k = choose(fn, option) if choose is not None else None
         into = ConstPool(mod.name) if dry else pool
         opts = options.for_group(k) if k else options
-        skipping = options.skip_zero_activations and not fn.attrs.get("poly")
-        if skipping and (kernel := lower_skip_zero(fn, kname, into, opts.allows("arm_dsp"), option)) is not None:
-            return kernel
         if options.max_step_instructions:
             budget, target = options.max_step_instructions, options.target
             return lower_sliced(fn, into, lambda: lower_for_arena(fn, kname, into, opts, option),

@@ -4,8 +4,9 @@ Every phase after the frontend (passes, the cost model, the memory planner, lowe
 frozen object instead of re-resolving a target name or a ``--kernels`` string:
 
 - ``target``: the :class:`tinyfuse.targets.Target` (host is ``TARGETS["host"]``, never None);
-- ``variants``: the kernel variants lowering may use, best first, from ``--kernels`` and the target's
-  features (``resolve_variants``: the single place where dsp/mve becomes arm_dsp/arm_mve);
+- ``variants``: the kernel variants the strategies may choose (``tinyfuse.strategy``), best first, from
+  ``--kernels`` and the target's features (``resolve_variants``: the single place where dsp/mve
+  becomes arm_dsp/arm_mve);
 - ``scratch_bytes``: the working-set budget of a poly-fused kernel (default: the target's);
 - ``rounding``: the int8 requantization rounding ('double', TFLM's default, or 'single');
 - ``alignment``: arena offset/size alignment in bytes (``ARENA_ALIGN``);
@@ -31,9 +32,6 @@ from .targets import ARENA_ALIGN, Target, get_target
 FEATURES = {"arm_mve": "mve", "arm_dsp": "dsp", "arm_fpu": "vfp"}      # variant -> Target flag, most capable first
 KERNEL_CHOICES = ("auto", "ref", *FEATURES)
 ROUNDINGS = ("double", "single")
-# variants chosen per kernel from its constant weights on any target (not by a Target flag, not in
-# ``CompileOptions.variants``): ``--sparse auto`` lets the cost model pick them (passes/sparse_weights.py)
-WEIGHT_VARIANTS = ("sparse",)
 SPARSE_CHOICES = ("auto", "off", "on")   # on: every kernel the sparse variant can run (measurements)
 
 
@@ -51,14 +49,6 @@ def resolve_variants(target: Target, kernels: str = "auto") -> tuple[str, ...]:
     return (kernels,)
 
 
-# The anchor ops that have target variants, as declared data: the cost model asks it (first_variant)
-# without importing the kernel families; ``lower.registry.variant`` refuses a registration not
-# declared here, and tests/unit/test_registry.py checks the registered VARIANTS equal it.
-VARIANT_ANCHORS = {"qnn.conv2d": ("sparse", "arm_mve", "arm_dsp"), "qnn.matmul": ("sparse", "arm_mve", "arm_dsp"),
-                   "horizontal": ("arm_mve", "arm_dsp"), "nn.conv2d": ("arm_fpu",), "nn.matmul": ("arm_fpu",),
-                   "qnn.avg_pool2d": ("arm_mve",)}
-
-
 @dataclass
 class CompileContext:
     """Mutable state of one compilation, owned by its options (no module-level globals).
@@ -67,12 +57,14 @@ class CompileContext:
     its blocks); ``inplace_options``: id(Function) -> (Function, [InPlace]) (``memory.inplace.options``;
     the Function is kept so an id reused after garbage collection cannot hit); ``timings``: seconds
     per pass name; ``sparse_kernels``: the int8 weight tensors whose kernels run the ``sparse``
-    variant (passes/sparse_weights.py decides, lower/sparse_conv.py reads)."""
+    variant (passes/sparse_weights.py decides, lower/sparse_conv.py reads); ``choices``: the kernel
+    strategies' answers (``strategy.choose``: accepts may run an isl proof)."""
 
     linebuf_plans: dict = field(default_factory=dict)
     inplace_options: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
     sparse_kernels: dict = field(default_factory=dict)   # id(weights) -> (weights Constant, cost reason)
+    choices: dict = field(default_factory=dict)          # strategy.choose's answers (the Function kept)
 
 
 @dataclass(frozen=True)
@@ -138,10 +130,6 @@ class CompileOptions:
         """Whether lowering may use ``variant`` (arm_dsp, arm_mve)."""
         return variant in self.variants
 
-    @property
-    def chain_dsp(self) -> bool:
-        """Whether poly-fused chains run their stages with the DSP (SMLAD) bodies (fused_chain/arm_dsp)."""
-        return self.allows("arm_dsp")
 
 
 # the lowering knobs a kernel family may read from ``group_knobs`` (tinyfuse.lower.group_knobs documents each)
@@ -158,12 +146,5 @@ def _check_weights_dtype(weights_dtype: str, target: Target) -> None:
                             "float32 weights, or a core with an FPU (cortex-m4, cortex-m7, cortex-m33, cortex-m55)")
 
 
-def first_variant(op: str, allowed) -> str:
-    """The variant whose kernel lowering tries first for an anchor ``op`` (e.g. 'qnn.conv2d'): the first
-    of ``allowed`` (``CompileOptions.variants``) declared for it in VARIANT_ANCHORS, else 'ref'. (A
-    variant may still decline one group, e.g. an unsupported epilogue; then lowering falls back to ref.)"""
-    return next((v for v in VARIANT_ANCHORS.get(op, ()) if v in allowed), "ref")
-
-
 __all__ = ["CompileContext", "CompileOptions", "FEATURES", "IO_BUFFERS", "KERNEL_CHOICES", "LOWERING_KNOBS", "SPARSE_CHOICES",
-           "VARIANT_ANCHORS", "WEIGHT_VARIANTS", "WEIGHTS_DTYPES", "first_variant", "resolve_variants"]
+           "WEIGHTS_DTYPES", "resolve_variants"]

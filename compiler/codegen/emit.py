@@ -99,7 +99,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         "files": sorted([*files, "metadata.json"]),
         "inputs": _io_json(result.inputs, in_q), "outputs": _io_json(result.outputs, out_q),
         "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "in_offsets": s.in_offsets,
-                     "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes, "variant": s.kernel.variant,
+                     "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes, "kind": s.kernel.kind, "variant": s.kernel.variant,
                      **({"in_bases": s.in_bases, "out_base": s.out_base} if result.states or result.io_caller
                         else {})}
                     for s in result.steps],

@@ -4,13 +4,14 @@ replace it behind ``kernel_estimate`` / ``chain_estimate`` / ``decide``).
 Inputs
   - per kernel: MACs, bytes moved (activations read + written, weights read), scratch bytes, its
     family (``ConvGeom.family`` of ``tinyfuse.ops.conv_geom``: ``conv`` 3x3-like, ``dw`` depthwise,
-    ``pw`` any 1x1) and variant (``ref``, ``arm_dsp``, the in-place kernels, ``fused_chain``);
+    ``pw`` any 1x1) and implementation (``Kernel.kind``: strategy.choose's answer, e.g.
+    ``conv2d.arm_dsp``, ``depthwise.dw_rows_arm_dsp``, ``chain.conv_arm_mve``);
   - per fused chain: a ``linebuf.ChainPlan`` (MACs with recompute, line-buffer bytes, tile width);
   - the target's peak MACs/cycle and SRAM bytes/cycle (``tinyfuse.targets.Target``), and from the
-    ``tinyfuse.options.CompileOptions`` the kernel variants lowering will use (``--kernels``) and the
+    ``tinyfuse.options.CompileOptions`` the kernel variants the strategies may choose (``--kernels``) and the
     scratch budget (``--scratch-bytes``).
 Outputs
-  - ``KernelEstimate``: instructions (MACs x instructions-per-MAC of that family and variant, plus
+  - ``KernelEstimate``: instructions (MACs x instructions-per-MAC of that family and implementation, plus
     per-element epilogue and per-output-row loop overhead), roofline cycles
     max(MACs / peak, bytes / bandwidth) and operational intensity MACs / byte;
   - ``ChainEstimate``: the same for the fused kernel and for its members run unfused, the recompute
@@ -30,22 +31,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..options import first_variant
+from ..strategy import by_name, choose
 
-# instructions per MAC by (family, variant): cortex-m4 measurements (qemu instruction counts)
+# instructions per MAC by (geometric family, implementation: strategy.choose's name, Kernel.kind):
+# cortex-m4 measurements (qemu instruction counts); an implementation not listed costs as the portable
+# conv of its family (conv2d.ref)
 IPM = {
-    ("conv", "ref"): 7.4, ("dw", "ref"): 15.3, ("pw", "ref"): 6.6,
-    ("conv", "arm_dsp"): 2.4, ("dw", "arm_dsp"): 4.2, ("pw", "arm_dsp"): 1.9,
-    ("dw", "dw_plane"): 6.3, ("pw", "pixel_buffer"): 5.6, ("conv", "pixel_buffer"): 7.9,
-    ("dw", "pixel_buffer"): 14.0,
-    ("dw", "inplace_dw_rows"): 2.2,   # KWS, four 3x3 layers (benchmarks/kernel_kinds.py)
-    ("conv", "fused_chain"): 7.6, ("dw", "fused_chain"): 15.5, ("pw", "fused_chain"): 6.8,
-    ("conv", "fused_chain_dsp"): 1.9, ("dw", "fused_chain_dsp"): 6.5, ("pw", "fused_chain_dsp"): 2.0,
-    # cortex-m55 (Helium) measurements, `PYTHONPATH=.imp python benchmarks/mve_m55.py` (ResNet-8, KWS,
-    # VWW-like; default and --disable-pass poly_fuse), the epilogue's EPILOGUE_INSNS per output taken off
-    # (the vector requantization costs less: a bound); conv/pw in a chain: lower/fused_chain_mve.py
-    ("conv", "arm_mve"): 0.20, ("pw", "arm_mve"): 0.15, ("dw", "arm_mve"): 2.0,
-    ("conv", "fused_chain_mve"): 0.25, ("pw", "fused_chain_mve"): 0.25,
+    ("conv", "conv2d.ref"): 7.4, ("dw", "conv2d.ref"): 15.3, ("pw", "conv2d.ref"): 6.6,
+    ("conv", "conv2d.arm_dsp"): 2.4, ("pw", "conv2d.arm_dsp"): 1.9, ("dw", "depthwise.arm_dsp"): 4.2,
+    ("pw", "matmul.arm_dsp"): 1.9,
+    ("dw", "depthwise.dw_plane"): 6.3, ("dw", "depthwise.dw_plane_arm_mve"): 6.3,   # Helium: as the portable plane
+    ("dw", "depthwise.dw_rows_arm_dsp"): 2.2,   # KWS, four 3x3 layers (benchmarks/kernel_kinds.py)
+    ("pw", "conv2d.pixel_buffer"): 5.6, ("conv", "conv2d.pixel_buffer"): 7.9, ("dw", "conv2d.pixel_buffer"): 14.0,
+    ("conv", "chain.ref"): 7.6, ("dw", "chain.ref"): 15.5, ("pw", "chain.ref"): 6.8,
+    ("conv", "chain.conv_arm_dsp"): 1.9, ("pw", "chain.conv_arm_dsp"): 2.0, ("dw", "chain.dw_arm_dsp"): 6.5,
+    # cortex-m55 (Helium) measurements, benchmarks/mve_m55.py (ResNet-8, KWS, VWW-like; default and
+    # --disable-pass poly_fuse), the epilogue's EPILOGUE_INSNS per output taken off (the vector
+    # requantization costs less: a bound); the 2 x 2 kernel costed as the quad kernel
+    ("conv", "conv2d.arm_mve_quads"): 0.20, ("pw", "conv2d.arm_mve_quads"): 0.15,
+    ("conv", "conv2d.arm_mve"): 0.20, ("pw", "conv2d.arm_mve"): 0.15, ("dw", "depthwise.arm_mve"): 2.0,
+    ("pw", "matmul.arm_mve"): 0.15,
+    ("conv", "chain.conv_arm_mve"): 0.25, ("pw", "chain.conv_arm_mve"): 0.25,
 }
 EPILOGUE_INSNS = 14           # requantize + clamp + store of one output element
 ROW_OVERHEAD_INSNS = 12       # per output row per stage of a fused chain (step bookkeeping, ring slot)
@@ -83,32 +89,25 @@ class Decision:
     reason: str
 
 
-# variants without their own measurements, costed as the nearest measured one: a chain's depthwise
-# stage on a Helium core (it runs the DSP stage) as the DSP stage
-COSTED_AS = {"arm_mve": "arm_dsp", "fused_chain_mve": "fused_chain_dsp"}
+def ipm(fam: str, kind: str) -> float:
+    """Instructions per MAC of ``fam`` (conv, dw, pw) in implementation ``kind`` (IPM; the family's
+    portable conv when that pair was not measured)."""
+    return IPM.get((fam, kind), IPM[fam, "conv2d.ref"])
 
 
-def chain_variant(fam: str, options) -> str:
-    """The variant a chain stage of family ``fam`` runs as under ``options`` (``lower/fused_chain``'s
-    choice): Helium conv / pw stages when arm_mve is allowed, DSP stages when arm_dsp is, else portable."""
-    if options.allows("arm_mve") and fam != "dw":
-        return "fused_chain_mve"
-    return "fused_chain_dsp" if options.chain_dsp else "fused_chain"
-
-
-def ipm(fam: str, variant: str) -> float:
-    """Instructions per MAC of ``fam`` (conv, dw, pw) in ``variant`` (IPM; COSTED_AS, then ref, when
-    that pair was not measured)."""
-    for v in (variant, COSTED_AS.get(variant)):
-        if (fam, v) in IPM:
-            return IPM[fam, v]
-    return IPM[fam, "ref"]
+def chain_kinds(members, options) -> tuple[list[str], list[str]]:
+    """(each stage's implementation in the fused kernel, each member's implementation unfused) of a
+    chain whose member groups are ``members`` (Functions), under ``options``: strategy.choose's
+    answers, the same the lowering takes."""
+    return ([choose(m, options, "chain_stage").kind for m in members],
+            [choose(m, options).kind for m in members])
 
 
 def kernel_estimate(fam: str, macs: int, bytes_moved: int, outputs: int, target, scratch: int = 0,
-                    variant: str = "ref") -> KernelEstimate:
-    """Estimate of one kernel (module doc) on ``target`` (a Target: its roofline peak and bandwidth)."""
-    insns = macs * ipm(fam, variant) + outputs * EPILOGUE_INSNS
+                    kind: str = "conv2d.ref") -> KernelEstimate:
+    """Estimate of one kernel (module doc) of implementation ``kind`` on ``target`` (a Target: its
+    roofline peak and bandwidth)."""
+    insns = macs * ipm(fam, kind) + outputs * EPILOGUE_INSNS
     cycles = max(macs / target.peak_macs_per_cycle, bytes_moved / target.sram_bytes_per_cycle)
     return KernelEstimate(macs, bytes_moved, scratch, insns, cycles, macs / bytes_moved if bytes_moved else 0.0)
 
@@ -121,12 +120,12 @@ def conv_bytes(geo, weights: bool = True) -> int:
     return reads + geo.out_bytes + w
 
 
-def chain_estimate(plan, options) -> ChainEstimate:
+def chain_estimate(plan, options, kinds: tuple[list[str], list[str]]) -> ChainEstimate:
     """Fused vs unfused estimate of a ``linebuf.ChainPlan`` under ``options`` (a CompileOptions): the
-    fused kernel's stages as ``chain_variant`` (Helium, DSP or portable), the members unfused as the
-    conv variant lowering would pick (``options.first_variant``), the target's roofline."""
+    fused kernel's stages and the members unfused as ``kinds`` says (``chain_kinds``: the
+    implementations the strategies choose), the target's roofline."""
     target = options.target
-    unfused_variant = first_variant("qnn.conv2d", options.variants)
+    stage_kinds, unfused_kinds = kinds
     fused_insns = unf_insns = 0.0
     fused_bytes = unf_bytes = 0
     regs = 0
@@ -135,9 +134,9 @@ def chain_estimate(plan, options) -> ChainEstimate:
         fam = g.family
         evals = plan.evaluations[i]
         macs_i = evals * g.KH * g.KW * g.Cg
-        fused_insns += macs_i * ipm(fam, chain_variant(fam, options)) + evals * EPILOGUE_INSNS
+        fused_insns += macs_i * ipm(fam, stage_kinds[i]) + evals * EPILOGUE_INSNS
         fused_insns += plan.ntiles * g.OH * ROW_OVERHEAD_INSNS
-        unf_insns += g.macs * ipm(fam, unfused_variant) + g.out_bytes * EPILOGUE_INSNS
+        unf_insns += g.macs * ipm(fam, unfused_kinds[i]) + g.out_bytes * EPILOGUE_INSNS
         b = conv_bytes(g)
         fused_bytes += b * evals // max(g.out_bytes, 1)
         unf_bytes += b
@@ -208,19 +207,19 @@ def sparse_instructions(pixels: tuple[int, int, int], channels: int, nonzeros: f
                        + border * (per + SPARSE_PASS_INSNS + nonzeros * SPARSE_IPM["border"] + taps * SPARSE_TAP_INSNS))
 
 
-def sparse_decision(fam: str, macs: int, outputs: int, zeros: float, dense_variant: str,
+def sparse_decision(fam: str, macs: int, outputs: int, zeros: float, dense_kind: str,
                     sparse_insns: float) -> Decision:
     """Whether a kernel of family ``fam`` (conv, dw, pw) with ``macs`` dense MACs and ``outputs``
     output elements, a ``zeros`` fraction of its weights zero, runs the sparse variant
-    (``sparse_insns``: ``sparse_instructions``) instead of ``dense_variant`` (``first_variant``:
-    ref, arm_dsp, arm_mve): only with at least SPARSE_MIN_ZEROS zeros and SPARSE_MIN_GAIN fewer
-    estimated instructions. The dense SIMD conv/pw kernels are costed by DENSE_SIMD_IPM, depthwise by
-    DENSE_DW_DSP_IPM."""
-    per_mac = ipm(fam, dense_variant)
-    if COSTED_AS.get(dense_variant, dense_variant) == "arm_dsp":
+    (``sparse_insns``: ``sparse_instructions``) instead of the dense implementation ``dense_kind``
+    (strategy.choose's, e.g. conv2d.arm_dsp): only with at least SPARSE_MIN_ZEROS zeros and
+    SPARSE_MIN_GAIN fewer estimated instructions. The dense SIMD conv/pw kernels are costed by
+    DENSE_SIMD_IPM, depthwise by DENSE_DW_DSP_IPM."""
+    per_mac = ipm(fam, dense_kind)
+    if by_name(dense_kind).isa in ("arm_dsp", "arm_mve"):
         per_mac = DENSE_DW_DSP_IPM if fam == "dw" else DENSE_SIMD_IPM[0] + DENSE_SIMD_IPM[1] * outputs / macs
     dense = macs * per_mac + outputs * EPILOGUE_INSNS
-    why = f"{zeros:.0%} zero weights, ~{sparse_insns:.0f} vs {dense:.0f} instructions ({dense_variant})"
+    why = f"{zeros:.0%} zero weights, ~{sparse_insns:.0f} vs {dense:.0f} instructions ({dense_kind})"
     if zeros < SPARSE_MIN_ZEROS:
         return Decision(False, f"{why}: below {SPARSE_MIN_ZEROS:.0%} zeros")
     return Decision(sparse_insns <= (1 - SPARSE_MIN_GAIN) * dense, why)

@@ -149,17 +149,15 @@ def kernel_features(fn: Function, kernel, options) -> dict[str, float]:
     geoms = _geoms(fn)
     poly = fn.attrs.get("poly", {})
     variant = _variant_column(kernel.variant)
-    dsp = options.chain_dsp
     if geoms:
         g = geoms[-1]
-        an_variant = ("fused_chain_dsp" if dsp else "fused_chain") if variant == "fused_chain" else \
-            {"inplace_dw_plane": "dw_plane", "inplace_pixel": "pixel_buffer"}.get(variant, variant)
-        analytical = sum(x.macs * ipm(x.family, an_variant) for x in geoms) + out_elems * 14
+        kinds = getattr(kernel, "stage_kinds", None) or [getattr(kernel, "kind", "") or "conv2d.ref"] * len(geoms)
+        analytical = sum(x.macs * ipm(x.family, k) for x, k in zip(geoms, kinds)) + out_elems * 14
         extents = (g.OH, g.OW, g.K, g.KH * g.KW, g.Cg, g.sh)
         moved = sum(conv_bytes(x) for x in geoms)
     else:
         analytical = kernel_estimate("pw", macs, in_bytes + out_bytes + w_bytes, out_elems, options.target,
-                                     variant=variant).instructions + out_elems * 2
+                                     kind=getattr(kernel, "kind", "") or "conv2d.ref").instructions + out_elems * 2
         extents = (1, 1, out_t.shape[-1] if out_t.shape else 1, 1, 1, 1)
         moved = in_bytes + out_bytes + w_bytes
     if getattr(kernel, "knobs", {}).get("weights") == "int16":

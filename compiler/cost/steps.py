@@ -27,7 +27,7 @@ def estimate_instructions(fn: Function, kernel, target) -> float:
         family = ConvGeom.of_call(anchor).family
     elif anchor is not None and anchor.op in ("nn.matmul", "qnn.matmul"):
         family = "pw"
-    return kernel_estimate(family, kernel.macs, 0, kernel.out.size, target, variant=kernel.variant).instructions
+    return kernel_estimate(family, kernel.macs, 0, kernel.out.size, target, kind=kernel.kind).instructions
 
 
 def per_unit(kernel, estimate: float) -> float:

@@ -143,7 +143,7 @@ def bench_target(build: TargetBuild, timeout: float = 600, measure: bool = False
         "flash_const": flash_const, "flash_image": loaded, "weights_bytes": result.weights_bytes,
         "arena_bytes": result.arena_bytes, "state_bytes": result.state_bytes, "ram_data": ram_data, "ram_stack": stack,
         "io_bytes": io_bytes, "ram_total": result.arena_bytes + result.state_bytes + ram_data + stack + io_bytes,
-        "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "variant": s.kernel.variant,
+        "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "kind": s.kernel.kind, "variant": s.kernel.variant,
                      "instructions": per_kernel.get(s.kernel.name)} for s in result.steps],
         "run_glue_instructions": glue,
     }

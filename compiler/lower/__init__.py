@@ -1,12 +1,11 @@
 """Fused group (a Primitive Function) → Kernel: isl statements + jinja2 bodies → a C function.
 
-The tables live in ``lower/registry.py`` (LOWERINGS: the portable ``ref`` lowering per anchor op,
-``elemwise`` for groups without an anchor; VARIANTS: target-specific lowerings, each needing a target
-feature (``tinyfuse.options.FEATURES``: arm_dsp → Target.dsp, arm_mve → Target.mve;
-``CompileOptions.variants`` is the resolved set) and raising :class:`Unsupported` with a reason for a
-group it does not handle). Importing this package imports every kernel family, which registers itself
-there. lower_group tries the allowed variants, most capable first, and falls back to ``ref``, logging
-why (logger ``tinyfuse.lower``). ``--kernels ref`` (no variants) forces the portable kernels.
+Which kernel a group gets is its family's strategy's choice (``tinyfuse.strategy.choose``, for the
+mode the memory plan asks: normal, in place through a pixel buffer, in-place depthwise plane); the
+lowering of that choice comes from ``lower/registry.py`` (IMPLEMENTATIONS by name, LOWERINGS for the
+portable ``<family>.ref``). Importing this package imports every kernel family, which registers
+itself there. The chosen name is ``Kernel.kind``; each implementation that declined is logged with
+its reason (logger ``tinyfuse.lower``). ``--kernels ref`` (no variants) leaves the portable kernels.
 """
 from __future__ import annotations
 
@@ -15,8 +14,9 @@ import logging
 from ..codegen.templates import template
 from ..errors import TinyfuseError
 from ..ir import Function, Var
+from ..strategy import accepted, choose
 from .realtime import WCET_HEADER
-from ..options import FEATURES, KERNEL_CHOICES, WEIGHT_VARIANTS, CompileOptions  # noqa: F401  (re-exported)
+from ..options import FEATURES, KERNEL_CHOICES, CompileOptions  # noqa: F401  (re-exported)
 from . import conv_transpose  # noqa: F401  (transposed convolution)
 from . import batch_matmul, concat, conv2d, elemwise, horizontal, layer_norm, matmul, pad, qsoftmax  # noqa: F401
 from . import reduce, softmax, view  # noqa: F401  (importing a kernel family registers its lowering)
@@ -24,64 +24,71 @@ from . import movement  # noqa: F401
 from . import resize  # noqa: F401  (nn.resize2d)
 from . import pool_indices  # noqa: F401  (nn.max_pool2d_indices: MaxPool's Indices)
 from . import recurrent, svdf  # noqa: F401  (nn.lstm, nn.gru, qnn.lstm, nn.svdf, qnn.svdf)
-from . import conv2d_arm, horizontal_arm, matmul_arm  # noqa: F401  (the SIMD variants)
-from . import conv2d_fpu  # noqa: F401  (the float VFMA variants, arm_fpu)
-from . import sparse_conv  # noqa: F401  (the sparse variant: int8 weights without their zeros)
-from . import conv2d_mve  # noqa: F401  (arm_mve qnn.conv2d: vector requantization)
-from . import pool_mve  # noqa: F401  (arm_mve qnn.avg_pool2d)
+from . import horizontal_arm, implementations  # noqa: F401  (the strategies' implementations, by name)
 from . import pool as _pool_family  # noqa: F401  (aliased: ``pool`` is the ConstPool parameter below)
-from .kernel import ConstPool, Epilogue, Kernel, split_group
+from . import group_knobs
+from .kernel import ConstPool, Kernel, LowerCtx, split_group
 from .slicing import found_slice
-from .registry import LOWERINGS, VARIANTS, Unsupported, lowering, variant  # noqa: F401  (re-exported)
+from .registry import IMPLEMENTATIONS, LOWERINGS, Unsupported, implements, lowering  # noqa: F401  (re-exported)
 
 log = logging.getLogger("tinyfuse.lower")
 
 
-def lower_group(fn: Function, name: str, pool: ConstPool, options: CompileOptions) -> Kernel:
-    """Lower one fused group to a Kernel named ``name``, trying ``options.variants`` (best first) before
-    the portable kernel. Raises TinyfuseError if no kernel exists."""
+def lower_for_arena(fn: Function, name: str, pool: ConstPool, options: CompileOptions, option=None) -> Kernel:
+    """Lower ``fn`` to a Kernel named ``name`` under ``options`` (a CompileOptions: variants, lowering
+    knobs ``options.group_knobs``) in the mode of ``option``, the memory plan's InPlace (or None):
+    ``dw_plane`` and ``pixel_buffer`` have kernels of their own, every other rule runs the normal one
+    with aliased pointers. A poly-fused group becomes one line-buffered kernel."""
+    with group_knobs.lowering(options.group_knobs) as offers:
+        if fn.attrs.get("poly"):
+            from .fused_chain import lower_fused_chain
+            kernel = lower_fused_chain(fn, name, pool, options)
+        else:
+            rule = option.rule if option is not None else None
+            mode = rule if rule in ("dw_plane", "pixel_buffer") else "normal"
+            kernel = lower_group(fn, name, pool, options, mode, option.order if mode == "pixel_buffer" else None)
+    return group_knobs.attach(kernel, offers, options.group_knobs)
+
+
+def lower_group(fn: Function, name: str, pool: ConstPool, options: CompileOptions, mode: str = "normal",
+                order: str | None = None) -> Kernel:
+    """Lower one fused group to a Kernel named ``name``: the strategy's choice for ``mode`` (``order``:
+    the pixel order of ``pixel_buffer``). Raises TinyfuseError if no kernel exists."""
     anchor, epilogue_ops = split_group(fn)
     key = anchor.op if anchor is not None else "elemwise"
     if key not in LOWERINGS:
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): no C kernel for this op yet")
     if anchor is not None and anchor.op != "concatenate" and not isinstance(anchor.args[0], Var):
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): the data input must be a tensor")
-    kernel = _try_variants(fn, anchor, epilogue_ops, pool, name, key, options)
-    if kernel is None:
-        epi = Epilogue(fn, anchor, epilogue_ops, pool, fn.body.ty.ctype)
-        kernel = LOWERINGS[key](fn, anchor, epi, pool, name)
-    return _finish(kernel, fn, anchor, epilogue_ops, name)
-
-
-def lower_simd_inplace(fn: Function, name: str, pool: ConstPool, options: CompileOptions,
-                       order: str = "ascending") -> Kernel | None:
-    """The target's SIMD kernel for a conv group the memory plan runs in place through a pixel buffer
-    (tinyfuse.memory.inplace ``pixel_buffer``: each output pixel stored over the input only after all
-    of its reads, pixels in ``order``), or None: then the portable in-place kernel runs."""
-    anchor, epilogue_ops = split_group(fn)
-    if anchor is None or not isinstance(anchor.args[0], Var):
-        return None
-    kernel = _try_variants(fn, anchor, epilogue_ops, pool, name, anchor.op, options, order=order)
-    return kernel and _finish(kernel, fn, anchor, epilogue_ops, name)
-
-
-def _try_variants(fn, anchor, epilogue_ops, pool, name, key, options, **kw) -> Kernel | None:
-    """The first registered variant ``options`` allows that takes the group (each decline is logged);
-    a weight variant (sparse) is asked with the compilation's ``context`` (its cost decisions)."""
-    for vname, lower in VARIANTS.get(key, []):
-        weight = vname in WEIGHT_VARIANTS
-        if not (weight or options.allows(vname)):
+    choice = choose(fn, options, mode, order)
+    assert choice is not None, f"{name}: no implementation of {key} serves mode {mode}"
+    for reason in choice.declined:
+        log.info("%s: %s not used (%s)", name, *reason)
+    ctx = LowerCtx(options, pool, name, mode, order)
+    tried = []
+    for impl in [choice.impl, *accepted(fn, options, mode, order)]:
+        if impl in tried:
             continue
+        tried.append(impl)
         mark = pool.mark()
         try:
-            kernel = lower(fn, anchor, Epilogue(fn, anchor, epilogue_ops, pool, fn.body.ty.ctype), pool, name,
-                           **kw, **({"context": options.context} if weight else {}))
-            kernel.variant = vname
-            return kernel
-        except Unsupported as e:
+            kernel = _lower_impl(impl, fn, anchor, ctx)
+        except Unsupported as e:      # the strategy accepted what the lowering cannot build: a defect
             pool.rollback(mark)
-            log.info("%s: %s kernel not used (%s); trying the next variant, then ref", name, vname, e)
-    return None
+            log.warning("%s: %s accepted the group but its lowering declined (%s); trying the next", name, impl.name, e)
+            continue
+        kernel.kind, kernel.declined = impl.name, list(choice.declined)
+        if kernel.variant == "ref" and impl.isa not in ("ref", "skip_zero"):
+            kernel.variant = impl.isa
+        return kernel if kernel.code else _finish(kernel, fn, anchor, epilogue_ops, name)
+    raise TinyfuseError(f"{name}: no kernel of {key} could be built")
+
+
+def _lower_impl(impl, fn: Function, anchor, ctx: LowerCtx) -> Kernel:
+    if impl.name in IMPLEMENTATIONS:
+        return IMPLEMENTATIONS[impl.name](fn, ctx)
+    key = anchor.op if anchor is not None else "elemwise"
+    return LOWERINGS[key](fn, anchor, ctx.epilogue(fn), ctx.pool, ctx.name)
 
 
 def _finish(kernel: Kernel, fn: Function, anchor, epilogue_ops, name: str) -> Kernel:
@@ -96,4 +103,3 @@ def _finish(kernel: Kernel, fn: Function, anchor, epilogue_ops, name: str) -> Ke
         out_ctype=kernel.out.ctype, decls=kernel.decls, loops=kernel.loops, variant=kernel.variant,
         scratch=kernel.scratch_bytes, slice=kernel.slice_range)
     return kernel
-

@@ -21,8 +21,7 @@ from ..poly import Statement, loops_to_c
 from .im2col_rows import gather_rows, row_form, row_weights
 from .kernel import Kernel, affine, flat_index
 from . import group_knobs
-from .registry import variant
-from .requant_arm import short_requant
+from .requant_arm import c_store, short_requant
 from .simd import (HEADERS, check_flat_operands, check_int8_anchor, fold_offset, offset_fold, pad_k, require,
                    swap_middle_pairs, widen_weights)
 
@@ -184,7 +183,7 @@ def short_output(epi, anchor, pool, init, bounds):
     one is a literal instead)."""
     if init("0") != "0":
         return None, []
-    sr = short_requant(epi, anchor, *bounds)
+    sr = short_requant(epi.ops, anchor, *bounds)
     if sr is None:
         return None, []
     cols = [a for a in (sr.bias2, sr.m, sr.hz, sr.e) if not np.all(a == a[0])]
@@ -199,7 +198,7 @@ def short_output(epi, anchor, pool, init, bounds):
                 parts.append(f"{tname}[{affine((k, len(cols)))} + {c}]" if c else f"{tname}[{affine((k, len(cols)))}]")
                 c += 1
         a2 = f"(2 * ({acc}) + {parts[0]})" if parts[0] != "0" else f"2 * ({acc})"
-        return sr.c_store(a2, *parts[1:])
+        return c_store(sr, a2, *parts[1:])
     return value, [REQUANT_ARM_HEADER]
 
 
@@ -272,13 +271,10 @@ class RowsIm2col:
                                              g.offset, f"(int32_t *)scratch + {2 * j}")
 
 
-@variant("arm_dsp", "qnn.conv2d")
 def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
-    """``order``: run in place through a pixel buffer (lower_simd_inplace), pixels in that order."""
+    """The arm_dsp conv with groups 1 (strategy ``conv2d.arm_dsp``). ``order``: run in place through a
+    pixel buffer (the pixel_buffer mode), pixels in that order."""
     g = conv_geometry(anchor)
-    if g.G != 1:
-        from .depthwise_arm import depthwise_dsp
-        return depthwise_dsp(fn, anchor, epi, pool, name, g, order)
     check_flat_operands(epi, anchor.ty.shape, (1, 2))
     wt = anchor.args[1].value.reshape(g.K, g.reduction)
     t = template("conv2d/arm_dsp.c.j2").module
@@ -349,5 +345,5 @@ def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
 
 
 __all__ = ["CONV_BODY", "CONV_CHANNELS", "DIRECT_STEPS", "WIDE_BODY", "WIDE_CHANNELS", "WIDE_STEPS", "block_inits",
-           "block_outputs", "blocked_statements", "conv2d_mve", "conv_geometry", "inplace_buffer", "mac_bounds", "pixel_of",
+           "block_outputs", "blocked_statements", "conv2d_dsp", "conv2d_mve", "conv_geometry", "inplace_buffer", "mac_bounds", "pixel_of",
            "offer_wide_knobs", "short_output", "unroll_knobs", "wide_direct", "wide_unroll"]

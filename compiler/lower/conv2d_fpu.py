@@ -23,7 +23,6 @@ from ..ir import Constant
 from ..ops.conv_geom import ConvGeom
 from ..poly import Statement, loops_to_c
 from .kernel import Kernel, affine, flat_index
-from .registry import variant
 from .simd import HEADERS, check_flat_operands, require
 
 PB, OB = 4, 4           # output block: pixels x channels
@@ -81,7 +80,6 @@ def check_float(anchor, epi) -> None:
     require(isinstance(w, Constant) and w.ty.dtype == "float32", "weights are not a constant float32 tensor")
 
 
-@variant("arm_fpu", "nn.conv2d")
 def conv2d_fpu(fn, anchor, epi, pool, name, order=None) -> Kernel:
     """NHWC/OHWI float conv, groups 1 or depthwise (multiplier 1); Unsupported otherwise (and in place:
     ``order``)."""
@@ -123,7 +121,6 @@ def conv2d_fpu(fn, anchor, epi, pool, name, order=None) -> Kernel:
                   macs=g.N * g.OH * g.OW * g.K * g.KH * g.KW * g.Cg, headers=list(HEADERS))
 
 
-@variant("arm_fpu", "nn.matmul")
 def matmul_fpu(fn, anchor, epi, pool, name, order=None) -> Kernel:
     """Fully connected with constant [K][N] float weights: rows x columns blocks of the direct micro-kernel."""
     require(order is None, "no in-place matmul kernel")

@@ -8,7 +8,7 @@ away from zero, bit-exact with tf_mbqm's double rounding, QUANT.md), the output 
 and one 4-byte store. The last O % 4 channels go through the 2 x 2 blocks and the scalar epilogue.
 
 Taken when the group's epilogue is a bias add + int8 double-rounding requantize with right shifts
-only (+ a residual qnn.add, + a clip): ``requant_mve.quad_epilogue``; otherwise None (the caller's
+only (+ a residual qnn.add, + a clip): ``strategy.epilogue.quad_epilogue``; otherwise None (the caller's
 2 x 2 kernel).
 """
 from __future__ import annotations
@@ -17,12 +17,10 @@ import numpy as np
 
 from ..codegen.templates import template
 from ..poly import Statement, loops_to_c
-from .conv2d_arm import block_outputs, conv2d_mve, conv_geometry, inplace_buffer, pixel_of
-from .depthwise_mve import depthwise_mve
+from .conv2d_arm import block_outputs, inplace_buffer, pixel_of
 from .kernel import Kernel, affine, flat_index
-from .registry import variant
-from .requant_mve import quad_epilogue
-from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require
+from ..strategy.epilogue import quad_epilogue
+from .simd import HEADERS, fold_offset, offset_fold
 
 
 def _quad_statements(N, P, O, col, quad, tail, store, order) -> list[Statement]:
@@ -115,18 +113,4 @@ def conv2d_mve_quads(fn, anchor, epi, pool, name, g, order=None) -> Kernel | Non
                   macs=g.N * g.P * g.K * R, scratch_bytes=scratch, headers=list(HEADERS))
 
 
-@variant("arm_mve", "qnn.conv2d")
-def conv2d_mve_variant(fn, anchor, epi, pool, name, order=None) -> Kernel:
-    """The arm_mve qnn.conv2d: the quad kernel where the epilogue allows it, else the 2 x 2 block kernel
-    (``conv2d_arm.conv2d_mve``). ``order``: in place through a pixel buffer, pixels in that order."""
-    g = conv_geometry(anchor)
-    if g.G != 1:
-        kernel = depthwise_mve(fn, anchor, epi, pool, name, g, order) if g.depthwise else None
-        require(kernel is not None, "Helium depthwise: multiplier 1, int8 bias + requantize (+ clip) epilogue "
-                                    "only (the next variant, arm_dsp, takes the rest)")
-        return kernel
-    check_flat_operands(epi, anchor.ty.shape, (1, 2))
-    return conv2d_mve_quads(fn, anchor, epi, pool, name, g, order) or conv2d_mve(fn, anchor, epi, pool, name, order)
-
-
-__all__ = ["conv2d_mve_quads", "conv2d_mve_variant"]
+__all__ = ["conv2d_mve_quads"]

@@ -17,7 +17,7 @@ from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
 from .depthwise_common import quad_weights, tap_pointers
 from .kernel import Kernel, affine, flat_index
-from .requant_arm import short_requant
+from .requant_arm import c_output, short_requant
 from .simd import HEADERS, require
 
 
@@ -51,7 +51,7 @@ def depthwise_dsp(fn, anchor, epi, pool, name, g, order=None) -> Kernel:
         res = []
         for k, acc in zip(ks, accs):
             idx = [n, h, w, k]
-            lines, value = ([], sr.c_output(pool, ("dw_sr", id(anchor)), acc, k)) if sr else epi.code(idx, acc=acc)
+            lines, value = ([], c_output(sr, pool, ("dw_sr", id(anchor)), acc, k)) if sr else epi.code(idx, acc=acc)
             res.append((lines, value, f"((int8_t *)scratch)[{k}]" if order else f"out[{flat_index(out_shape, idx)}]"))
         return res
 
@@ -90,4 +90,4 @@ def _short_requant(epi, anchor, wt: np.ndarray, offset: int):
     lo_x, hi_x = -128 + offset, 127 + offset
     lo = np.minimum(w * lo_x, w * hi_x).sum(axis=1)
     hi = np.maximum(w * lo_x, w * hi_x).sum(axis=1)
-    return short_requant(epi, anchor, lo, hi)
+    return short_requant(epi.ops, anchor, lo, hi)

@@ -14,61 +14,18 @@ takes fewer vectors; the lanes are contiguous plane bytes at stride 1 along the 
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..codegen.templates import template
-from ..ir import Constant, Function
+from ..ir import Function
 from ..ops.conv_geom import conv_group
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
+from ..strategy.epilogue import epilogue_constants
 from .depthwise_common import tap_pointers
 from .inplace_conv import finish
 from .kernel import Kernel, affine, flat_index
 from .simd import HEADERS
-
-
-def _per_channel(c, K: int) -> np.ndarray | None:
-    """The values of constant ``c`` as K int64 channel values (one value broadcast), or None."""
-    if not isinstance(c, Constant):
-        return None
-    v = np.asarray(c.value).astype(np.int64).reshape(-1)
-    return np.broadcast_to(v, (K,)).copy() if v.size in (1, K) else None
-
-
-def _clamp(epi_ops, rq) -> tuple[int, int] | None:
-    """The int8 output range after the requantize: [-128, 127], or a trailing clip's (fused ReLU/ReLU6)."""
-    if len(epi_ops) == 2:
-        return -128, 127
-    clip = epi_ops[2]
-    if len(epi_ops) != 3 or clip.op != "clip" or clip.args[0] is not rq:
-        return None
-    lo, hi = clip.attrs["a_min"], clip.attrs["a_max"]
-    lo = -128 if lo is None else max(-128, math.ceil(lo))
-    hi = 127 if hi is None else min(127, math.floor(hi))
-    return (lo, hi) if lo <= hi else None
-
-
-def epilogue_constants(anchor, epi_ops, K: int) -> tuple | None:
-    """(bias[K], multiplier[K], shift[K], output zero point, (lo, hi)) of a bias add + int8
-    double-rounding requantize with right shifts only (+ an optional clip to [lo, hi]), the epilogue
-    the vector requantization computes; else None."""
-    if len(epi_ops) not in (2, 3) or epi_ops[0].op != "add" or epi_ops[1].op != "qnn.requantize":
-        return None
-    add, rq = epi_ops[:2]
-    if add.args[0] is not anchor or rq.args[0] is not add or add.ty.dtype != "int32":
-        return None
-    a = rq.attrs
-    if a["rounding"] != "double" or a["out_dtype"] != "int8" or a["input_zero_point"] != 0:
-        return None
-    bias, mult, shift = (_per_channel(c, K) for c in (add.args[1], rq.args[1], rq.args[2]))
-    clamp = _clamp(epi_ops, rq)
-    if clamp is None or bias is None or mult is None or shift is None or np.any(shift > 0) or np.any(shift < -31):
-        return None
-    if np.any(mult < 0) or np.any(mult >= 2 ** 31):
-        return None
-    return bias, mult, shift, int(a["output_zero_point"]), clamp
 
 
 def _layout(g) -> tuple[dict, list]:
@@ -170,4 +127,4 @@ def depthwise_mve(fn, anchor, epi, pool, name, g, order=None) -> Kernel | None:
                   macs=g.N * g.P * g.K * T, scratch_bytes=g.K if order else 0, headers=list(HEADERS))
 
 
-__all__ = ["depthwise_mve", "epilogue_constants", "lower_dw_plane_mve"]
+__all__ = ["depthwise_mve", "lower_dw_plane_mve"]

@@ -20,7 +20,7 @@ from ..ir import Function, Var
 from ..ops.conv_geom import conv_group
 from ..poly.inplace_dw_rows import prove_dw_rows
 from .kernel import Epilogue, Kernel
-from .requant_arm import short_requant
+from .requant_arm import c_store, short_requant
 from .simd import HEADERS
 
 
@@ -81,7 +81,7 @@ def _stores(epi, sr, L: dict, columns: bool) -> tuple[str, str, str]:
     offs = [(acc, "v" if i == 0 else f"v + {i}", "v * %d" % L["yv"] if i == 0 else "(v + %d) * %d" % (i, L["yv"]))
             for i, acc in enumerate("abcd")]
     if sr is not None:
-        lines = [f"o[{off}] = {sr.c_store(acc, 'mq', 'hz', 'e')};" for acc, _, off in offs]
+        lines = [f"o[{off}] = {c_store(sr, acc, 'mq', 'hz', 'e')};" for acc, _, off in offs]
         return "\n".join(lines), "\n".join(lines[:2]), lines[0]
     t = template("_macros.c.j2").module
     outs = [(*epi.code(["0", v, "uo", "k"] if columns else ["0", "uo", v, "k"], acc=acc), f"o[{off}]")
@@ -124,7 +124,7 @@ def build_dw_rows(fn: Function, anchor, epi, pool, name: str, g, columns: bool) 
     fold = np.int64(g.offset) * w.sum(axis=(1, 2))
     lo = np.minimum(w * -128, w * 127).sum(axis=(1, 2))
     hi = np.maximum(w * -128, w * 127).sum(axis=(1, 2))
-    sr = short_requant(epi, anchor, lo, hi, fold)
+    sr = short_requant(epi.ops, anchor, lo, hi, fold)
     wl = w.transpose(0, 2, 1) if columns else w          # [k][kernel line][tap along the line]
     if sr is None and np.any(np.abs(fold) >= 2 ** 31):
         return None

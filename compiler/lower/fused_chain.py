@@ -28,6 +28,7 @@ from .depthwise_common import quad_weights, tap_pointers
 from .fused_chain_mve import mve_conv
 from .im2col_rows import gather_rows, row_form, row_order, row_weights
 from .inplace_conv import finish
+from ..strategy import choose
 from .conv2d_arm import mac_bounds, short_output, wide_unroll
 from .kernel import Epilogue, Kernel, affine
 from .simd import HEADERS, widen_weights
@@ -103,21 +104,9 @@ def _stage_bodies(i, geo, st, mc, anchor, epi, pool, plan, rings, chain, t) -> d
     return {f"S{i}_init": init, f"S{i}_mac": mac, f"S{i}_out": out}
 
 
-def _dsp_kind(geo: ConvGeom, options) -> str | None:
-    """'conv_mve' (groups 1, ``options`` allow arm_mve: ``fused_chain_mve``), 'conv' / 'dw' when the stage
-    has a DSP form and ``options.chain_dsp``, else None (portable C)."""
-    if geo.nchw_input:                             # the SIMD stages read NHWC pixel runs: portable C
-        return None
-    if geo.G == 1 and options.allows("arm_mve"):
-        return "conv_mve"
-    if not options.chain_dsp:
-        return None
-    if geo.G == 1:
-        return "conv"
-    if geo.depthwise and geo.K % 4 == 0:
-        return "dw"
-    return None
-
+# the chain-stage implementations (strategy.conv, mode chain_stage) -> the stage kinds built here
+STAGE_KINDS = {"chain.conv_arm_mve": "conv_mve", "chain.conv_arm_dsp": "conv", "chain.dw_arm_dsp": "dw",
+               "chain.ref": None}
 
 
 @dataclass
@@ -331,7 +320,7 @@ def lower_fused_chain(fn: Function, name: str, pool, options) -> Kernel:
     t = template("fused_chain/ref.c.j2").module
     td = template("fused_chain/arm_dsp.c.j2").module
     rings = {id(chain.members[p]): _ring_expr(plan, p) for p in range(plan.final)}
-    bodies, scheds, ops, decls, headers, short_headers = {}, [], [], [], [], []
+    bodies, scheds, ops, decls, headers, short_headers, stage_kinds = {}, [], [], [], [], [], []
     ref_stage = dsp_stage = False
     scratch = -(-plan.scratch_bytes // 4) * 4        # im2col columns go after the line buffers
     for i, (mc, st) in enumerate(zip(chain.members, chain.stages)):
@@ -339,7 +328,9 @@ def lower_fused_chain(fn: Function, name: str, pool, options) -> Kernel:
         anchor, epi_ops, _ = conv_group(mc.op)
         ops += [anchor.op] + [c.op for c in epi_ops]
         epi = _ChainEpilogue(mc, fn, rings, pool, mc.op.body.ty.ctype, anchor, epi_ops)
-        kind = _dsp_kind(geo, options)
+        impl = choose(mc.op, options, "chain_stage").impl
+        stage_kinds.append(impl.name)
+        kind = STAGE_KINDS[impl.name]
         if kind is not None:
             dsp_stage = True
             stmts, col_bytes = _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, td,
@@ -362,6 +353,7 @@ def lower_fused_chain(fn: Function, name: str, pool, options) -> Kernel:
     kernel = finish(kernel, fn, None, [], "fused_chain", simd=dsp_stage)
     kernel.ops = ops
     kernel.plan = plan
+    kernel.kind, kernel.stage_kinds = "fused_chain", stage_kinds
     return kernel
 
 

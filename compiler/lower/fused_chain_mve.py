@@ -19,7 +19,7 @@ from functools import partial
 import numpy as np
 
 from ..codegen.templates import template
-from .requant_mve import quad_epilogue
+from ..strategy.epilogue import quad_epilogue
 from .kernel import affine
 from .simd import offset_fold
 
@@ -87,7 +87,7 @@ def _quads(stage, pool, col: str, n: int, wname: str, fold, init, outs, b1) -> l
     """Statements (name, dims, constraints, tail, body(npix, **c)) of the stage's outputs in blocks of
     4 channels with the vector requantization (``conv2d/arm_mve_quad.c.j2``; the folded input offset
     goes into its bias) and the last K % 4 channels one at a time through the scalar epilogue; None
-    when the stage's epilogue is not the one that kernel computes (``requant_mve.quad_epilogue``)."""
+    when the stage's epilogue is not the one that kernel computes (``strategy.epilogue.quad_epilogue``)."""
     g = stage.geo
     shape = stage.anchor.ty.shape
     consts = quad_epilogue(stage.anchor, stage.epi.ops, g.K, shape) if g.K >= 4 else None

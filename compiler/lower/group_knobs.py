@@ -2,7 +2,7 @@
 
 Lowerings are called without the options (``lower/registry.py`` signature); the tuning configuration's
 lowering knobs of a group (``cost.knobs``: ``options.group_knobs``, set by ``CompileOptions.for_group``)
-reach them through ``current()``, set by ``lower.arena_variants.lower_for_arena`` around one group.
+reach them through ``current()``, set by ``lower.lower_for_arena`` around one group.
 An empty dict (no tuning records, or a knob a family does not have) keeps every default, so the default
 build is byte for byte the build without records.
 

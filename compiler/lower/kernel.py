@@ -33,13 +33,16 @@ class Kernel:
     group: str = ""                 # fused group name, e.g. fused_conv2d_add_relu
     ops: list[str] = field(default_factory=list)
     code: str = ""                  # the whole C function, filled by lower_group
-    variant: str = "ref"            # kernel variant: ref (portable C), arm_dsp, arm_mve (lower.VARIANTS)
+    variant: str = "ref"            # its C's variant class: ref (portable), arm_dsp, arm_mve, arm_fpu, sparse, in place
     headers: list[str] = field(default_factory=list)   # runtime_c headers the body needs (emitted beside)
     plan: object = None             # fused_chain kernels: their tinyfuse.poly.linebuf.ChainPlan (memory report)
     slice_range: tuple[int, int] | None = None   # step fission: the kernel runs [tf_lo, tf_hi) of this range
     slice_points: list[int] | None = None        # ... of which these values are used (deep slices)
     tunable: dict = field(default_factory=dict)  # lowering knobs its family offers: name -> values (lower.group_knobs)
     knobs: dict = field(default_factory=dict)    # ... and the values of those it was lowered with (non-default)
+    kind: str = ""                  # the implementation that lowered it (strategy.choose's name, e.g. conv2d.arm_dsp)
+    stage_kinds: list = field(default_factory=list)   # fused chains: the implementation of each stage, in order
+    declined: list = field(default_factory=list)      # (implementation, reason) of those tried before ``kind``
 
 
 class ConstPool:
@@ -185,3 +188,26 @@ class Epilogue:
                 return [], self.operand(self.fn.body, out_shape, idx, values)
             return [], acc
         return lines, values[id(self.ops[-1])]
+
+
+@dataclass
+class LowerCtx:
+    """What an implementation's lowering gets beside the group ``fn``: the compile ``options``, the
+    constant ``pool``, the kernel ``name``, the ``mode`` it runs in (strategy.MODES) and the pixel
+    ``order`` of the pixel_buffer mode; ``param_names`` (optional) renames the group's parameters in
+    its epilogue (a horizontal group's branch reads the kernel's parameters)."""
+
+    options: object
+    pool: ConstPool
+    name: str
+    mode: str = "normal"
+    order: str | None = None
+    param_names: dict | None = None
+
+    def epilogue(self, fn: Function) -> Epilogue:
+        """A fresh Epilogue of ``fn`` (a lowering may rewrite its ops, e.g. fold an offset into the bias)."""
+        anchor, ops = split_group(fn)
+        epi = Epilogue(fn, anchor, ops, self.pool, fn.body.ty.ctype)
+        if self.param_names is not None:
+            epi.param_names = self.param_names
+        return epi

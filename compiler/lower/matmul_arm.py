@@ -15,7 +15,6 @@ from .conv2d_arm import (WIDE_CHANNELS, block_inits, blocked_statements, mac_bou
                          short_output, wide_direct, wide_unroll)
 from . import group_knobs
 from .kernel import Kernel, affine, flat_index
-from .registry import variant
 from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require, widen_weights
 
 
@@ -78,7 +77,6 @@ def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit,
                   macs=R * N * K, headers=[*HEADERS, *headers])
 
 
-@variant("arm_dsp", "qnn.matmul")
 def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
     R, K_, N, _ = fc_geometry(anchor, epi)
     w16 = False
@@ -99,7 +97,6 @@ def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
                        lambda K: WIDE_CHANNELS if wide_direct(K // 4) else 2, short=True, weights=weights)
 
 
-@variant("arm_mve", "qnn.matmul")
 def matmul_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
     def emit(t, x, w, inits, outs, npix, nch, K):   # tail-predicated vmladavaq over all K
         return t.block(npix, nch, K, x, K, w, K, inits, outs)

@@ -13,11 +13,9 @@ from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
 from .pool import window_counts
-from .registry import variant
 from .simd import HEADERS, require
 
 
-@variant("arm_mve", "qnn.avg_pool2d")
 def avg_pool_mve(fn, anchor, epi, pool, name) -> Kernel:
     (x,) = anchor.args
     a = anchor.attrs

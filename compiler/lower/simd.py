@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen.emit import SIMD_HEADER
-from ..ir import Call, Constant, Var
+from ..ir import Call, Constant
+from ..strategy.epilogue import flat_operands_reason
 from .registry import Unsupported
 
 HEADERS = [SIMD_HEADER]
@@ -30,18 +31,10 @@ def check_int8_anchor(anchor) -> None:
 
 
 def check_flat_operands(epi, out_shape: tuple[int, ...], row_axes: tuple[int, ...]) -> None:
-    """The epilogue may index the output with ``row_axes`` flattened into the last of them: every
-    tensor operand must be full size or 1 along all of those axes."""
-    nd = len(out_shape)
-    for op in epi.ops:
-        for a in op.args:
-            if not isinstance(a, (Var, Constant)) or int(np.prod(a.ty.shape)) == 1:
-                continue
-            shape = (1,) * (nd - a.ty.ndim) + tuple(a.ty.shape)
-            dims = [shape[i] for i in row_axes]
-            full = [out_shape[i] for i in row_axes]
-            require(dims == full or all(d == 1 for d in dims),
-                    f"epilogue operand of shape {a.ty.shape} broadcasts along only some of the flattened axes")
+    """Unsupported unless the epilogue may index the output with ``row_axes`` flattened into the last
+    of them (``strategy.epilogue.flat_operands_reason``)."""
+    reason = flat_operands_reason(epi.ops, out_shape, row_axes)
+    require(reason is None, reason or "")
 
 
 def offset_fold(w2d: np.ndarray, offset: int) -> np.ndarray:

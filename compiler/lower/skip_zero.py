@@ -27,13 +27,11 @@ from .simd import HEADERS, check_flat_operands
 SKIP_OPS = ("qnn.conv2d", "qnn.matmul")
 
 
-def lower_skip_zero(fn: Function, name: str, pool, dsp: bool, option=None) -> Kernel | None:
-    """The activation-skipping kernel of group ``fn`` (``dsp``: the SMLAD form), or None when the group
-    is not an int8 pointwise conv / fully connected layer this kernel handles. ``option``: the memory
-    plan's in-place choice (``memory.inplace.InPlace``): None, or a ``pixel_buffer`` (rows in its order
-    through an O-byte buffer; other in-place rules get the usual kernel)."""
-    if option is not None and (option.rule != "pixel_buffer" or anchor_op(fn) != "qnn.conv2d"):
-        return None
+def lower_skip_zero(fn: Function, name: str, pool, dsp: bool, order: str | None = None) -> Kernel | None:
+    """The activation-skipping kernel of group ``fn`` (``dsp``: the SMLAD form; strategies
+    ``conv2d.skip_zero_dsp`` / ``conv2d.skip_zero`` / ``matmul.skip_zero*``), or None when the group is
+    not an int8 pointwise conv / fully connected layer this kernel handles. ``order``: in place through a
+    pixel buffer (rows in that order through an O-byte buffer), or None."""
     anchor, epilogue_ops = split_group(fn)
     if anchor is None or anchor.op not in SKIP_OPS or not isinstance(anchor.args[0], Var):
         return None
@@ -47,7 +45,7 @@ def lower_skip_zero(fn: Function, name: str, pool, dsp: bool, option=None) -> Ke
     out_shape = anchor.ty.shape
     G = K // 4
     index_bytes = max(4, -(-2 * G // 4) * 4)
-    tmp = f"((int8_t *)scratch + {index_bytes})" if option is not None else None
+    tmp = f"((int8_t *)scratch + {index_bytes})" if order is not None else None
 
     def outs(o, nch):
         result = []
@@ -60,7 +58,7 @@ def lower_skip_zero(fn: Function, name: str, pool, dsp: bool, option=None) -> Ke
 
     zp4 = ((-offset) & 0xFF) * 0x01010101
     loops = template("conv2d/skip_zero.c.j2").module.kernel(rows, K, G, O, zp4, offset, wname, dsp, outs, tmp,
-                                                            option.order if option is not None else "ascending")
+                                                            order or "ascending")
     kernel = Kernel(name, [p.ty for p in fn.params], fn.body.ty, "  " + loops.strip().replace("\n", "\n  ") + "\n",
                     macs=rows * K * O, scratch_bytes=index_bytes + (O if tmp else 0),
                     variant="skip_zero_dsp" if dsp else "skip_zero", headers=list(HEADERS) if dsp else [])
@@ -71,11 +69,6 @@ def lower_skip_zero(fn: Function, name: str, pool, dsp: bool, option=None) -> Ke
         out_ctype=kernel.out.ctype, decls=[], loops=kernel.loops, variant=kernel.variant if dsp else "ref",
         scratch=kernel.scratch_bytes)
     return kernel
-
-
-def anchor_op(fn: Function) -> str | None:
-    anchor, _ = split_group(fn)
-    return anchor.op if anchor is not None else None
 
 
 def _geometry(anchor, epi, pool):
@@ -94,4 +87,4 @@ def _geometry(anchor, epi, pool):
             lambda p, o: lead + [p, o] if len(out_shape) >= 2 else [o])
 
 
-__all__ = ["SKIP_OPS", "anchor_op", "lower_skip_zero"]
+__all__ = ["SKIP_OPS", "lower_skip_zero"]

@@ -33,7 +33,6 @@ from ..ops.conv_geom import ConvGeom, conv_group
 from ..ops.sparse_geom import BLOCK, column_segments
 from .inplace_conv import finish
 from .kernel import Epilogue, Kernel, flat_index
-from .registry import variant
 from .simd import check_int8_anchor, fold_offset, offset_fold, require
 from .sparse_dsp import conv2d_pairs, matmul_pairs
 
@@ -106,7 +105,6 @@ def _column(i: int) -> str:
     return f"ow + {i}" if i else "ow"
 
 
-@variant("sparse", "qnn.conv2d")
 def conv2d_sparse(fn, anchor, epi, pool, name, order=None, context=None) -> Kernel:
     """The sparse conv kernel (module doc). ``order``: in place through a pixel buffer (the memory
     plan's ``pixel_buffer``, batch 1, int8 output): each pixel's K outputs go to a K-byte scratch and
@@ -158,7 +156,6 @@ def dw_plane_sparse(fn, name: str, pool, context) -> Kernel | None:
                          macs=g.macs, scratch_bytes=ph * pw), fn, anchor, epi_ops, "sparse")
 
 
-@variant("sparse", "qnn.matmul")
 def matmul_sparse(fn, anchor, epi, pool, name, order=None, context=None) -> Kernel:
     """The sparse fully-connected kernel: out[..., n] = Σ_k (a[..., k] − zp)·b[k, n] over the nonzero
     b[k, n] (a constant [K, N] int8 matrix), every leading axis of ``a`` a loop."""

@@ -7,8 +7,9 @@ imports neither the memory planner nor the cost model).
   (``schedule.best_schedule`` on ``arena.kernel_graph``), in bytes (``ARENA_ALIGN``-rounded);
 - ``hot(main)``: that peak and the ids of the calls whose output is live at a step at the peak
   (only removing such an intermediate tensor can lower the peak);
-- ``estimate(plan)`` / ``decide(...)``: ``cost.analytical.chain_estimate`` / ``decide`` under the
-  options (the kernel variants ``--kernels`` allows, the target's roofline);
+- ``estimate(plan, members)`` / ``decide(...)``: ``cost.analytical.chain_estimate`` / ``decide`` under
+  the options (each stage and member priced as the implementation its strategy chooses, the target's
+  roofline);
 - ``output_over(arg, scratch)``: the in-place option of a fused chain writing its output over
   parameter ``arg`` (``schedule.InPlace``, rule ``fused_chain``).
 
@@ -16,7 +17,7 @@ In-place proofs are cached in ``options.context.inplace_options`` (one compilati
 """
 from __future__ import annotations
 
-from ..cost.analytical import ChainEstimate, Decision, chain_estimate, decide
+from ..cost.analytical import ChainEstimate, Decision, chain_estimate, chain_kinds, decide
 from ..ir import Function
 from .arena import kernel_graph
 from .io_buffers import caller_ids
@@ -48,8 +49,9 @@ class ArenaOracle:
                 hot.add(id(calls[k]))
         return sched.peak, hot
 
-    def estimate(self, plan) -> ChainEstimate:
-        return chain_estimate(plan, self.options)
+    def estimate(self, plan, members) -> ChainEstimate:
+        """The estimate of a chain ``plan`` whose member groups are ``members`` (Functions, stage order)."""
+        return chain_estimate(plan, self.options, chain_kinds(members, self.options))
 
     def decide(self, est: ChainEstimate, peak_before: int, peak_after: int, max_recompute: float) -> Decision:
         return decide(est, peak_before, peak_after, self.options.scratch_bytes, max_recompute)

@@ -14,7 +14,8 @@ where it lies:
 NHWC, so the values are those of the original graph exactly: only the addressing of the reads
 changes.) Legal when ``x`` is a model input (not state), the transpose is the NCHW → NHWC one and
 every user of the transpose is an NHWC conv or pool the portable kernel lowers: an ``nn.conv2d`` /
-``qnn.conv2d`` with ``data_layout`` 'NHWC' and ``first_variant(op, options.variants) == 'ref'``, or an
+``qnn.conv2d`` with ``data_layout`` 'NHWC' whose kernel (``strategy.choose_op``) is portable or the float
+FPU kernel (given up for the RAM: it reads NHWC pixel runs too), or an
 ``nn.max_pool2d`` / ``nn.avg_pool2d`` / ``qnn.avg_pool2d`` with ``layout`` 'NHWC' (``input_layout``
 likewise, ``ops/pool.py``). Where a SIMD variant would lower the conv (arm_dsp, arm_mve: their im2col
 and in-place pixel buffers read NHWC pixel runs) the transpose kernel stays, a correct fallback; so
@@ -23,7 +24,7 @@ it does for any other reader (an element-wise op, a reshape, a model output).
 from __future__ import annotations
 
 from ..ir import Call, IRModule, Var, call, rewrite, users
-from ..options import first_variant
+from ..strategy import choose_op
 
 CONVS = ("nn.conv2d", "qnn.conv2d")
 POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "qnn.avg_pool2d")     # portable kernels only (lower/pool.py)
@@ -34,12 +35,13 @@ def _is(e, *ops) -> bool:
     return isinstance(e, Call) and isinstance(e.op, str) and e.op in ops
 
 
-def _foldable(e, variants) -> bool:
-    """An NHWC conv or pool whose input is stored in its layout and which the portable kernel lowers."""
+def _foldable(e, options) -> bool:
+    """An NHWC conv or pool whose input is stored in its layout and which the portable kernel lowers
+    (or the FPU one, given up: it declines an NCHW input)."""
     if _is(e, *POOLS):
         return e.attrs["layout"] == "NHWC" and e.attrs["input_layout"] is None
     return (_is(e, *CONVS) and e.attrs["data_layout"] == "NHWC" and e.attrs["input_layout"] is None
-            and first_variant(e.op, variants) in ("ref", "arm_fpu"))   # arm_fpu declines an NCHW input
+            and choose_op(e, options).impl.isa in ("ref", "arm_fpu"))
 
 
 def fold_input_transpose(mod: IRModule, options) -> IRModule:
@@ -53,7 +55,7 @@ def fold_input_transpose(mod: IRModule, options) -> IRModule:
         x = t.args[0] if _is(t, "transpose") else None
         return (isinstance(x, Var) and id(x) in inputs and x.ty.ndim == 4
                 and tuple(t.attrs["axes"]) == NCHW_TO_NHWC and bool(uses.get(id(t)))
-                and all(_foldable(u, options.variants) for u in uses[id(t)]))
+                and all(_foldable(u, options) for u in uses[id(t)]))
 
     def visit(node, orig):
         if not (_is(orig, *CONVS, *POOLS) and folds(orig.args[0])):

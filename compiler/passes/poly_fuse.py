@@ -196,7 +196,7 @@ def _options(main, members, options, oracle, base, rejected, max_recompute=1.10)
             return out
         if plan.scratch_bytes > options.scratch_bytes:
             continue
-        est = oracle.estimate(plan)
+        est = oracle.estimate(plan, [m.op for m in members])
         inplace = []
         if plan.ntiles == 1:
             out_bytes = gF.out_bytes

@@ -6,7 +6,7 @@ For every kernel Function whose anchor is an int8 ``qnn.conv2d`` (NHWC/OHWI, rea
 ``qnn.matmul`` with a constant 2-D weight matrix, the pass counts the nonzero weights and asks the
 cost model (``cost.analytical.sparse_decision``) whether the sparse kernel (lower/sparse_conv.py:
 compile-time lists of the nonzero weights, zero channels reduced to their bias) beats the dense
-kernel lowering would otherwise pick (``first_variant`` of ``options.variants``). Chosen weights are
+kernel lowering would otherwise pick (``strategy.choose``). Chosen weights are
 recorded on ``options.context.sparse_kernels`` (id → (Constant, reason, layout)); the IR is unchanged.
 On arm_dsp targets groups-1 convs and fully connected layers take the SMLAD pair layout (``pairs``:
 ops/sparse_pairs.py, lower/sparse_dsp.py), costed by ``cost.analytical.sparse_pair_instructions``.
@@ -24,7 +24,7 @@ from ..ir.group import MalformedGroup, split_group
 from ..ops.conv_geom import ConvGeom
 from ..ops.sparse_geom import BLOCK, pixel_kinds
 from ..ops.sparse_pairs import pair_cover
-from ..options import first_variant
+from ..strategy import by_name, choose
 
 log = logging.getLogger("tinyfuse.sparse")
 
@@ -36,9 +36,9 @@ def _pairs_estimate(pixels: int, w2d: np.ndarray, channels_in: int) -> float:
                                     channels_in % 4 == 0)
 
 
-def _candidate(anchor, dense: str, force: bool = False) -> tuple | None:
+def _candidate(anchor, dense_isa: str, force: bool = False) -> tuple | None:
     """(family, dense MACs, outputs, zero fraction, estimated sparse instructions, layout) of an anchor
-    the sparse kernel can run, else None. ``dense``: the dense variant it replaces; on arm_dsp a groups-1
+    the sparse kernel can run, else None. ``dense_isa``: the variant class of the dense kernel it replaces; on arm_dsp a groups-1
     conv or a fully connected layer (output rank >= 2) may take the SMLAD ``pairs`` layout: the one of
     ``pairs`` and ``lists`` with the lower estimate is chosen (``force``, --sparse on: ``pairs``),
     elsewhere ``lists``."""
@@ -55,7 +55,7 @@ def _candidate(anchor, dense: str, force: bool = False) -> tuple | None:
             return None
         n = w.ty.shape[1]
         est = sparse_instructions((0, outputs // n, 0), n, np.count_nonzero(wv) / n, 0.0, BLOCK)
-        if dense == "arm_dsp" and anchor.ty.ndim >= 2 and sum(d > 1 for d in anchor.ty.shape[:-1]) <= 1:
+        if dense_isa == "arm_dsp" and anchor.ty.ndim >= 2 and sum(d > 1 for d in anchor.ty.shape[:-1]) <= 1:
             pairs = _pairs_estimate(outputs // n, np.ascontiguousarray(wv.T), w.ty.shape[0])
             if force or pairs < est:
                 return "pw", outputs * w.ty.shape[0], outputs, zeros, pairs, "pairs"
@@ -64,7 +64,7 @@ def _candidate(anchor, dense: str, force: bool = False) -> tuple | None:
     if a["data_layout"] != "NHWC" or a["kernel_layout"] != "OHWI" or a["input_layout"] is not None:
         return None
     g = ConvGeom.of_call(anchor)
-    pairs = _pairs_estimate(g.N * g.P, wv.reshape(g.K, -1), g.C) if dense == "arm_dsp" and g.G == 1 else None
+    pairs = _pairs_estimate(g.N * g.P, wv.reshape(g.K, -1), g.C) if dense_isa == "arm_dsp" and g.G == 1 else None
     taps = np.count_nonzero(np.abs(wv.astype(np.int32)).sum(axis=3)) / g.K
     # a depthwise conv usually runs in place through a padded plane (dw_plane_sparse): no border windows
     kinds = (g.OW // BLOCK * BLOCK * g.OH, g.OW % BLOCK * g.OH, 0) if g.depthwise else pixel_kinds(g)
@@ -89,8 +89,8 @@ def sparse_weights(mod: IRModule, options) -> IRModule:
             continue
         if anchor is None:
             continue
-        dense = first_variant(anchor.op, options.variants)
-        cand = _candidate(anchor, dense, options.sparse == "on")
+        dense = choose(node.op, options).kind
+        cand = _candidate(anchor, by_name(dense).isa, options.sparse == "on")
         if cand is None:
             continue
         fam, macs, outputs, zeros, est, layout = cand

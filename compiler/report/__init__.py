@@ -14,7 +14,7 @@ import json
 
 from . import plots
 from .analysis import buffer_rows, fused_rows, kernel_rows, summary
-from .text import buffer_table, fused_table, kernel_table, totals_table
+from .text import buffer_table, declined_lines, fused_table, kernel_table, totals_table
 
 
 def report_data(result, target, measured: dict | None = None) -> dict:
@@ -34,11 +34,18 @@ def report_text(data: dict) -> str:
              f"kernels (roofline: peak {peak:g} MACs/cycle, {bw:g} SRAM bytes/cycle, ridge {peak / bw:.2f} MACs/byte;"
              " flash = constants, RAM = live arena bytes during the kernel):",
              kernel_table(data["kernels"], data["measured"]), *_measured_note(data["kernels"]), "",
+             *_declined(data["kernels"]),
              "fused groups (poly_fuse):", fused_table(data["fused"]), "",
              "memory plan (t<i>: tensors, s<i>: kernel scratch; first/last = kernel index; "
              "a cluster shares an in-place offset):", buffer_table(data["buffers"]),
              "live bytes per kernel: " + " ".join(str(r["ram"]) for r in data["kernels"])]
     return "\n".join(lines)
+
+
+def _declined(rows: list[dict]) -> list[str]:
+    text = declined_lines(rows)
+    return ["implementations declined (the strategy's list before the chosen one; tinyfuse/strategy):", text, ""] \
+        if text else []
 
 
 def _measured_note(rows: list[dict]) -> list[str]:

@@ -76,7 +76,8 @@ def kernel_rows(result, measured: dict | None = None) -> list[dict]:
             o = mem.inplace[i]
             rule = f"{o.rule} over p{o.arg}" + (f" ({o.order})" if o.rule == "pixel_buffer" else "")
         rows.append({"index": i, "kernel": k.name, "layers": call.op.source_spans() if call is not None else [],
-                     "ops": list(k.ops), "variant": k.variant, "macs": k.macs, "flash": flash[i],
+                     "ops": list(k.ops), "kind": k.kind, "stage_kinds": list(k.stage_kinds),
+                     "declined": [list(d) for d in k.declined], "variant": k.variant, "macs": k.macs, "flash": flash[i],
                      "ram": live[i] if i < len(live) else 0, "bytes": moved,
                      "intensity": k.macs / moved if moved else 0.0,
                      "instructions": round(_instructions(k, call, result.options)), "measured": counted.get(k.name),
@@ -98,14 +99,11 @@ def _instructions(kernel, call, options) -> float:
     plan = kernel.plan
     if plan is not None:
         from ..cost.analytical import chain_estimate
-        return chain_estimate(plan, options).fused.instructions
+        return chain_estimate(plan, options, (kernel.stage_kinds, kernel.stage_kinds)).fused.instructions
     got = conv_group(call.op) if call is not None else None
     if got is None:
         return 4.0 * kernel.out.size + kernel.macs * 2
-    variant = {"inplace_dw_plane": "dw_plane"}.get(kernel.variant, kernel.variant)
-    if variant.startswith("inplace_pixel"):
-        variant = "pixel_buffer"
-    return kernel.macs * ipm(got[2].family, variant) + kernel.out.size * EPILOGUE_INSNS
+    return kernel.macs * ipm(got[2].family, kernel.kind) + kernel.out.size * EPILOGUE_INSNS
 
 
 def fused_rows(result) -> list[dict]:

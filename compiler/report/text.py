@@ -5,13 +5,15 @@ from __future__ import annotations
 from tabulate import tabulate
 
 LAYER_WIDTH = 38          # characters of the layers column before a cell wraps
+OPT_IN_REASONS = ("needs ", "--skip-zero-activations is off", "dense weights")
 FUSED_KEYS = ("kernel", "strategy", "stages", "tile_w", "ntiles", "rows", "recompute", "scratch", "decision")
 
 
 def kernel_table(rows: list[dict], measured: bool) -> str:
     """Per kernel: index, name, source layers (one a line, long names shortened in the middle),
-    variant, MACs, flash, RAM, MAC/B, estimated and (``measured``) qemu instructions, in-place rule."""
-    head = ["#", "kernel", "layers", "variant", "MACs", "flash B", "RAM B", "MAC/B", "est. instr"]
+    implementation (``Kernel.kind``; a fused chain's stages), MACs, flash, RAM, MAC/B, estimated and
+    (``measured``) qemu instructions, in-place rule."""
+    head = ["#", "kernel", "layers", "implementation", "MACs", "flash B", "RAM B", "MAC/B", "est. instr"]
     traffic = measured and any(r.get("measured_bytes") is not None for r in rows)
     if measured:
         head += ["instr (qemu)", "instr/MAC"] + (["MAC/B (qemu)", "cycles*"] if traffic else [])
@@ -19,7 +21,8 @@ def kernel_table(rows: list[dict], measured: bool) -> str:
     body = []
     for r in rows:
         layers = "\n".join(map(shorten, r["layers"])) or "(compiler-inserted)"   # e.g. a layout transpose
-        line = [r["index"], r["kernel"], layers, r["variant"], r["macs"], r["flash"], r["ram"],
+        impl = "\n".join([r["kind"], *(f"  {k}" for k in r.get("stage_kinds", []))])
+        line = [r["index"], r["kernel"], layers, impl, r["macs"], r["flash"], r["ram"],
                 f"{r['intensity']:.2f}", r["instructions"]]
         if measured:
             n = r["measured"]
@@ -33,6 +36,18 @@ def kernel_table(rows: list[dict], measured: bool) -> str:
     return tabulate(body, head, tablefmt="grid", maxcolwidths=widths, disable_numparse=True,
                     colalign=_align(head, {"#", "MACs", "flash B", "RAM B", "MAC/B", "est. instr", "instr (qemu)",
                                            "instr/MAC", "MAC/B (qemu)", "cycles*"}))
+
+
+def declined_lines(rows: list[dict]) -> str:
+    """Why each kernel did not get the implementations its strategy lists before the chosen one: one
+    line per declined implementation (left out: those the target or --kernels lacks, and the opt-in
+    ones not asked for: --skip-zero-activations, sparse weights the cost model did not choose)."""
+    out = []
+    for r in rows:
+        for name, reason in r.get("declined", []):
+            if not reason.startswith(OPT_IN_REASONS):
+                out.append(f"{r['kernel']}: {name} declined: {reason}")
+    return "\n".join(out)
 
 
 def totals_table(rows: list[dict], s: dict) -> str:

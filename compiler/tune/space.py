@@ -6,7 +6,7 @@ lists what a build offers, each knob from the phase that owns it:
 - per kernel (group signature): ``inplace: false`` where the memory plan ran the kernel in place
   (``memory.inplace`` rules: dw_plane, pixel_buffer, residual_add, elementwise, transpose,
   fused_chain); ``variant: "ref"`` where a SIMD variant ran, or the target's SIMD variant where a
-  portable kernel ran an anchor that has one (``options.VARIANT_ANCHORS``);
+  portable kernel ran a group that one of its implementations would take (``strategy.choose_isa``);
 - per chain (poly-fused group): ``fuse: false`` and ``tile_w`` half the chosen tile width (overlapped
   column tiles instead of full-width line buffers: less scratch, recomputed seams);
 - per graph: ``poly_fuse`` off, the scratch budget x2 and x1/2, ``order: "ir"``.
@@ -27,8 +27,9 @@ import json
 from dataclasses import dataclass
 
 from ..cost.features import group_signature
-from ..cost.knobs import chain_members, chain_signature, group_ops, normalize
-from ..options import VARIANT_ANCHORS, resolve_variants
+from ..cost.knobs import chain_members, chain_signature, normalize
+from ..options import resolve_variants
+from ..strategy import choose_isa
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def moves_of(result) -> list[Move]:
                             f"inplace:{opt.rule}"))
         if step.kernel.variant in ("arm_dsp", "arm_mve"):
             out.append(Move("kernels", sig, (("variant", "ref"),), f"{name}: ref", "variant:ref"))
-        elif simd and any(op in VARIANT_ANCHORS for op in group_ops(fn)) and opt is None:
+        elif simd and opt is None and choose_isa(fn, result.options.for_kernels(simd[0]), simd[0]) is not None:
             out.append(Move("kernels", sig, (("variant", simd[0]),), f"{name}: {simd[0]}", f"variant:{simd[0]}"))
     budget = result.options.scratch_bytes
     out += [Move("global", None, (("poly_fuse", False),), "poly_fuse off"),

@@ -44,7 +44,10 @@ ARM_TARGETS = {"q_conv_relu6": SIMD_TARGETS, "q_conv_s2_valid": SIMD_TARGETS, "q
                "q_fc": SIMD_TARGETS, "q_poly_chain": SIMD_TARGETS, "q_down_block": SIMD_TARGETS,
                "q_horizontal": SIMD_TARGETS, "f_gemm_softmax": DSP_TARGETS, "f_fpu_convs": DSP_TARGETS,
                "q_dw_inplace": SIMD_TARGETS, "q_avg_pool": MVE_TARGETS,
-               "q_sparse_conv": DSP_TARGETS, "q_sparse_fc": DSP_TARGETS, "q_sparse_pairs24": DSP_TARGETS}
+               "q_sparse_conv": DSP_TARGETS, "q_sparse_fc": DSP_TARGETS, "q_sparse_pairs24": DSP_TARGETS,
+               "q_conv_k3": SIMD_TARGETS, "q_dw_batch2": SIMD_TARGETS, "q_sparse_dw": DSP_TARGETS,
+               "q_skip_conv": DSP_TARGETS, "q_skip_fc": DSP_TARGETS}
+SKIP_ZERO = {"realtime": {"skip_zero_activations": True}}   # the activation-skipping kernels (lower/skip_zero.py)
 
 
 @dataclass
@@ -178,6 +181,11 @@ def _tflm(name, case) -> FamilyModel:
     return FamilyModel(name, case.tflm, list(case.inputs), [case.want])
 
 
+def _with(model: FamilyModel, options: dict) -> FamilyModel:
+    model.options = {**model.options, **options}
+    return model
+
+
 def _tflm_bytes(name, model: bytes, inputs) -> FamilyModel:
     from tests.builders.tflm_cases import tflm_oneop
     return FamilyModel(name, model, list(inputs), list(tflm_oneop().run(model, list(inputs))))
@@ -198,6 +206,10 @@ def int8_tflm_models() -> list[FamilyModel]:
         _tflm("q_dw_mult2_s2", conv_case("dw", 1, (1, 9, 8, 4), 0, (3, 3), (2, 2), mult=2)),
         _tflm("q_dw_inplace", conv_case("dw", 2, (1, 7, 6, 8), 0, (3, 3))),     # Helium on cortex-m55 (depthwise_mve)
         _tflm("q_fc", fc_case(2, 3, 37, 10, act="RELU")),
+        _tflm("q_conv_k3", conv_case("conv", 17, (1, 6, 7, 8), 3, (1, 1))),    # Helium: K < 4, the 2 x 2 blocks
+        _tflm("q_dw_batch2", conv_case("dw", 18, (2, 6, 5, 8), 0, (3, 3))),     # batch 2: never in place
+        _with(_tflm("q_skip_conv", conv_case("conv", 19, (1, 5, 6, 8), 6, (1, 1), act="RELU")), SKIP_ZERO),
+        _with(_tflm("q_skip_fc", fc_case(20, 2, 16, 6, act="RELU")), SKIP_ZERO),
         _tflm("q_add_relu", binary_case("add", 3, (1, 4, 5, 6), (1, 4, 5, 6), "RELU")),
         _tflm("q_mul_bcast", misc_binary("mul", 4, (1, 5, 7, 6), (1, 5, 1, 1), "RELU")),
         _tflm("q_sub_bcast", misc_binary("sub", 5, (1, 5, 7, 6), (1, 1, 1, 6))),
@@ -228,14 +240,15 @@ def int8_tflm_models() -> list[FamilyModel]:
 
 
 def _sparse_models() -> list[FamilyModel]:
-    """Pruned (75%, one zero channel) conv and FC for the sparse kernels (lower/sparse_conv.py; on
-    cortex-m4 the SMLAD pair layout, lower/sparse_dsp.py), and a 2:4 conv with 8 input channels (pair
-    layout: the SXTAB16 widening, all four cross words per quad)."""
+    """Pruned (75%, one zero channel) conv, depthwise and FC for the sparse kernels (lower/sparse_conv.py;
+    on cortex-m4 the SMLAD pair layout, lower/sparse_dsp.py; the depthwise in place, dw_plane), and a
+    2:4 conv with 8 input channels (pair layout: the SXTAB16 widening, all four cross words per quad)."""
     from tests.builders.sparse_models import pruned_case
     from tests.builders.tflm_cases import conv_case, fc_case
     cases = (("q_sparse_conv", conv_case("conv", 13, (1, 7, 9, 6), 5, (3, 3), (1, 2))),
              ("q_sparse_fc", fc_case(14, 2, 37, 9)),
-             ("q_sparse_pairs24", conv_case("conv", 15, (1, 6, 9, 8), 6, (3, 3))))
+             ("q_sparse_pairs24", conv_case("conv", 15, (1, 6, 9, 8), 6, (3, 3))),
+             ("q_sparse_dw", conv_case("dw", 16, (1, 7, 6, 8), 0, (3, 3))))     # in place: the sparse dw_plane
     return [FamilyModel(name, model, inputs, [want], options={"sparse": "on"})
             for name, (model, inputs, want) in ((n, pruned_case(c, "2:4" if n.endswith("24") else "75")) for n, c in cases)]
 

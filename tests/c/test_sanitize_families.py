@@ -25,7 +25,7 @@ under ASan/UBSan on the host; their results must still equal the oracle. What th
 is the shipped simd.h's own intrinsic bodies: those run on qemu (tests/target/test_simd_kernels.py).
 
 ``test_every_lowering_family_is_covered`` fails when a registered lowering (lower.registry.LOWERINGS),
-a registered SIMD variant (VARIANTS), the poly-fused chain (ref and DSP stages), an in-place kernel,
+every implementation a strategy declares (tinyfuse.strategy), the poly-fused chain (ref and DSP stages), an in-place kernel,
 an in-place rule of the memory plan, the resize taps kernel, a stateful model or a ring-buffer state
 appears in no model here: a new op family needs its model in sanit_families.py (or
 sanit_families_state.py). Stateful models run several frames (``FamilyModel.frames``): the harness
@@ -42,7 +42,8 @@ import pytest
 from tinyfuse.errors import TinyfuseError
 from tinyfuse.harness.host import STRICT_CFLAGS
 from tinyfuse.harness.multi import build_host_multi, run_host_multi
-from tinyfuse.lower.registry import LOWERINGS, VARIANTS
+from tinyfuse.lower.registry import LOWERINGS
+from tinyfuse.strategy import STRATEGIES
 from tests.builders.sanit_families import CONFIGS, all_models
 from tests.conftest import require_programs
 
@@ -56,10 +57,11 @@ TAPS_LOOP = "tf_ky"
 
 def kernel_tags(kernel) -> set[str]:
     """The coverage tags of one kernel: its lowering family (the LOWERINGS key: the anchor op, or
-    ``elemwise``), and for a non-portable kernel ``family@variant`` (arm_dsp, arm_mve, inplace,
-    fused_chain, fused_chain@arm_dsp when a chain stage uses the SIMD helpers)."""
+    ``elemwise``), its implementation (``Kernel.kind``, and each stage's of a fused chain), and for a
+    non-portable kernel ``family@variant`` (arm_dsp, arm_mve, inplace, fused_chain, fused_chain@arm_dsp
+    when a chain stage uses the SIMD helpers)."""
     fam = next((op for op in kernel.ops if op in LOWERINGS), "elemwise")
-    tags = {fam}
+    tags = {fam, kernel.kind, *kernel.stage_kinds}
     v = kernel.variant
     if v.startswith("inplace"):
         tags.add(f"{fam}@inplace")
@@ -89,7 +91,7 @@ def result_tags(result) -> set[str]:
 
 
 def required_tags() -> set[str]:
-    return (set(LOWERINGS) | {f"{op}@{v}" for op, vs in VARIANTS.items() for v, _ in vs}
+    return (set(LOWERINGS) | {i.name for impls in STRATEGIES.values() for i in impls}
             | {"fused_chain", "fused_chain@arm_dsp", "qnn.conv2d@inplace", "nn.resize2d@taps", "state",
                "state@ring_buffer"} | {f"inplace:{r}" for r in INPLACE_RULES})
 

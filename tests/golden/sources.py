@@ -11,6 +11,7 @@ compiling (or fails differently) shows up too.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import sys
@@ -27,14 +28,23 @@ def model_paths() -> list[Path]:
     return sorted(p for p in MODELS.rglob("*") if p.suffix in (".onnx", ".tflite"))
 
 
-def digest(path: Path, target: str) -> dict[str, str]:
-    """{file name: sha256} of the sources ``path`` compiles to for ``target``, or {'error': line}."""
+@functools.lru_cache(maxsize=None)
+def compiled(path: Path, target: str):
+    """The CompileResult of ``path`` for ``target`` (kept for the session: the golden test and the
+    strategy test read the same compilations), or the first line of the TinyfuseError."""
     from tinyfuse.driver import compile_model
     from tinyfuse.errors import TinyfuseError
     try:
-        result = compile_model(str(path), target=target)
+        return compile_model(str(path), target=target)
     except TinyfuseError as e:
-        return {"error": str(e).splitlines()[0]}
+        return str(e).splitlines()[0]
+
+
+def digest(path: Path, target: str) -> dict[str, str]:
+    """{file name: sha256} of the sources ``path`` compiles to for ``target``, or {'error': line}."""
+    result = compiled(path, target)
+    if isinstance(result, str):
+        return {"error": result}
     return {name: hashlib.sha256(text.encode()).hexdigest()[:20] for name, text in sorted(result.files.items())}
 
 

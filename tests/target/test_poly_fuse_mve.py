@@ -27,7 +27,7 @@ def test_fused_chain_mve_on_cortex_m55(tmp_path):
 
 
 def test_helium_conv_with_residual_add_unfused_on_cortex_m55(tmp_path):
-    """The quad kernel's residual qnn.add in vector form (lower/requant_mve.py) on unfused convs (no
+    """The quad kernel's residual qnn.add in vector form (strategy/epilogue.py quad_epilogue) on unfused convs (no
     poly_fuse): a ResNet block with 12 channels (3 quads) and a 7-channel one (a quad + the scalar tail)."""
     require_tools("cortex-m55")
     blocks = ([dict(cout=12, relu=True), dict(cout=12), dict(add=(0, 1))],

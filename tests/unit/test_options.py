@@ -3,8 +3,8 @@ place where a target's dsp/mve features become kernel variants."""
 import pytest
 
 from tinyfuse.errors import TinyfuseError
-from tinyfuse.options import first_variant
 from tinyfuse.options import CompileOptions
+from tinyfuse.strategy import impls, needs_met
 from tinyfuse.passes.pipeline import PASS_NAMES, PASSES
 from tinyfuse.targets import ARENA_ALIGN, TARGETS
 
@@ -12,7 +12,13 @@ from tinyfuse.targets import ARENA_ALIGN, TARGETS
 def test_host_is_the_host_target_with_no_simd_variants():
     o = CompileOptions.resolve()
     assert o.target is TARGETS["host"] and o.variants == () and o.scratch_bytes == TARGETS["host"].scratch_bytes
-    assert first_variant("qnn.conv2d", o.variants) == "ref" and not o.chain_dsp and o.alignment == ARENA_ALIGN == 16
+    assert _first("qnn.conv2d", o) == "conv2d.ref" and o.alignment == ARENA_ALIGN == 16
+
+
+def _first(family: str, options) -> str:
+    """The first implementation of ``family`` (normal mode, dense) the options allow."""
+    return next(i.name for i in impls(family) if "normal" in i.modes and i.isa not in ("sparse", "skip_zero")
+                and needs_met(i, options))
 
 
 @pytest.mark.parametrize("target, kernels, variants", [
@@ -22,8 +28,8 @@ def test_host_is_the_host_target_with_no_simd_variants():
 def test_variants_from_kernels_and_target_features(target, kernels, variants):
     o = CompileOptions.resolve(target, kernels)
     assert o.variants == variants
-    assert o.chain_dsp == ("arm_dsp" in variants)
-    assert first_variant("qnn.conv2d", o.variants) == (variants[0] if variants else "ref")
+    first = {"arm_mve": "conv2d.arm_mve_quads", "arm_dsp": "conv2d.arm_dsp"}
+    assert _first("qnn.conv2d", o) == (first[variants[0]] if variants else "conv2d.ref")
 
 
 def test_float_fpu_kernels_only_on_arm_cores_with_an_fpu():
@@ -33,9 +39,9 @@ def test_float_fpu_kernels_only_on_arm_cores_with_an_fpu():
     assert "arm_fpu" not in CompileOptions.resolve("cortex-m3").variants
     for target in ("cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"):
         o = CompileOptions.resolve(target)
-        assert first_variant("nn.conv2d", o.variants) == first_variant("nn.matmul", o.variants) == "arm_fpu"
-        assert first_variant("qnn.conv2d", o.variants) != "arm_fpu"
-    assert first_variant("nn.conv2d", CompileOptions.resolve("cortex-m4", "arm_dsp").variants) == "ref"
+        assert _first("nn.conv2d", o) == "conv2d_f32.arm_fpu" and _first("nn.matmul", o) == "matmul_f32.arm_fpu"
+        assert not any(i.needs == "arm_fpu" for i in impls("qnn.conv2d"))
+    assert _first("nn.conv2d", CompileOptions.resolve("cortex-m4", "arm_dsp")) == "conv2d_f32.ref"
     with pytest.raises(TinyfuseError, match="no vfp feature"):
         CompileOptions.resolve("host", "arm_fpu")
 

@@ -20,7 +20,8 @@ import pytest
 import tinyfuse.lower  # noqa: F401  (registers the lowerings)
 from tinyfuse.cost.features import FEATURE_NAMES, OP_KINDS
 from tinyfuse.ir import OPS, OpPattern
-from tinyfuse.lower.registry import LOWERINGS, VARIANTS
+from tinyfuse.lower.registry import IMPLEMENTATIONS, LOWERINGS
+from tinyfuse.strategy import STRATEGIES, impls
 from tinyfuse.ops import ops_where
 from tinyfuse.resources import template_dir
 
@@ -54,9 +55,9 @@ def test_every_op_has_a_way_to_c():
     assert {how_lowered(n) for n in ("reshape", "add", "nn.conv2d")} == {"view", "elemwise", "kernel"}
 
 
-def test_lowerings_and_variants_name_registered_ops():
+def test_lowerings_and_strategies_name_registered_ops():
     assert set(LOWERINGS) - {"elemwise"} <= set(OPS)
-    assert set(VARIANTS) <= set(LOWERINGS)    # every variant falls back to a portable kernel
+    assert set(STRATEGIES) <= set(LOWERINGS)    # every family with a strategy has a portable kernel
 
 
 def test_every_c_expr_names_a_template_macro():
@@ -205,7 +206,12 @@ def test_is_identity_drives_eliminate_dead_code():
     assert sorted(ops) == sorted(["nn.relu"] + ["add"] * 5 + ["transpose", "clip"] + ["reshape"] * 3)
 
 
-def test_variant_anchors_declared_equal_registered():
-    """lower.registry.VARIANT_ANCHORS (what the cost model reads) is what the kernel families register."""
-    from tinyfuse.options import VARIANT_ANCHORS
-    assert {op: tuple(v for v, _ in vs) for op, vs in VARIANTS.items()} == VARIANT_ANCHORS
+def test_every_declared_implementation_has_a_lowering_and_every_lowering_an_implementation():
+    """The strategies (tinyfuse.strategy) and the lowerings (lower.registry) name the same implementations:
+    each declared one is lowered by IMPLEMENTATIONS[name], or is its family's portable ``.ref`` (LOWERINGS);
+    no lowering is registered for a name no strategy declares."""
+    declared = {i.name for family in STRATEGIES for i in impls(family)}
+    portable = {i.name for family in STRATEGIES for i in impls(family) if i.name.endswith(".ref") and i.needs is None
+                and i.modes == {"normal"}}
+    assert declared - portable - {"fused_chain"} <= set(IMPLEMENTATIONS) | {n for n in declared if n.startswith("chain.")}
+    assert set(IMPLEMENTATIONS) <= declared, set(IMPLEMENTATIONS) - declared

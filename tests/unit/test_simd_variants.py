@@ -21,8 +21,8 @@ def test_forced_variant_and_logged_fallback(caplog):
     assert compile_model(conv.model, target="cortex-m55", kernels="arm_dsp").kernels[0].variant == "arm_dsp"
     with caplog.at_level(logging.INFO, logger="tinyfuse.lower"):
         r = compile_model(case.model, target="cortex-m55", kernels="arm_mve")
-    assert r.kernels[0].variant == "ref"
-    assert any("arm_mve kernel not used" in m for m in caplog.messages)
+    assert r.kernels[0].variant == "ref" and r.kernels[0].kind == "conv2d.ref"
+    assert any("depthwise.arm_mve not used (Helium depthwise: multiplier 1" in m for m in caplog.messages)
     with pytest.raises(TinyfuseError, match="no dsp feature"):
         compile_model(conv.model, target="cortex-m0", kernels="arm_dsp")
 
