@@ -136,8 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     _execution(r)
     r.add_argument("--tflite-ref", metavar="FILE", help="int8: also run FILE.tflite in TFLite Micro on the same "
                    "input and count exact matches (automatic for a .tflite model)")
-    r.add_argument("--per-layer", action="store_true", help="compare every kernel's output with the numpy "
-                   "reference and name the first diverging layer (host)")
+    r.add_argument("--per-layer", action="store_true", help="trace every kernel's output of the build (host, or "
+                   "--target's under qemu) against the numpy reference and, for a .tflite, TFLite Micro's tensor; "
+                   "name the first divergent layer")
     r.add_argument("--frames", type=_positive, default=None, metavar="N", help="run N consecutive frames (a "
                    "streaming model keeps its state between them; --input: first axis = frames, else seeded random) "
                    "and compare every frame with TFLite Micro's stateful interpreter")
@@ -309,34 +310,28 @@ def cmd_run(args) -> int:
     target = get_target(args.target)
     result = _compile(args)
     if args.frames or result.states:            # a stateful model runs frames from its reset state
-        if args.per_layer and result.states:
-            raise TinyfuseError("--per-layer traces one stateless inference; it does not combine with a "
-                                "stateful model (run it with --frames N alone)")
         return _run_frames(args, target, result)
     inputs = load_inputs(args.input, result.inputs, args.seed)
     outs, board = _build_and_run(result, target, inputs, args.keep)
-    host = result if target.is_host or not (args.per_layer or is_quantized(result)) else \
+    host = result if target.is_host or not is_quantized(result) else \
         _compile(argparse.Namespace(**{**vars(args), "target": "host", "tuning_records": None, "ram_limit": None,
-                                       "flash_limit": None}))   # traced builds run on the host (portable kernels:
-    # the target's tuning records and limits do not apply; the tuned target build is checked end to end)
+                                       "flash_limit": None}))   # the real-arithmetic oracle traces the host build
+    # (portable kernels: the target's tuning records and limits do not apply; the target build is checked end to end)
     verdict, lines = compare(args.model, result, inputs, outs, args.rounding, args.tflite_ref, host)
     summary = {"model": result.name, "target": args.target, "board": board, "tinyfuse_version": __version__,
                "kernels": len(result.steps), "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes,
-               "weights_bytes": result.weights_bytes, "macs": result.macs, **verdict}
-    status = EXIT_OK if summary["outputs_match"] else EXIT_MISMATCH
-    if args.per_layer:   # traced on the host: a target build is re-lowered for the host's kernels
-        lines += ([] if target.is_host else [f"per-layer trace of the host build (kernels of {args.target} "
-                                              "are checked end to end above)"]) + per_layer_lines(host, inputs)
-    if args.json:
-        print(json.dumps(summary))
-        return status
+               "weights_bytes": result.weights_bytes, "macs": result.macs, **verdict, "per_layer": None}
+    status = EXIT_OK if summary["outputs_match"] else EXIT_MISMATCH     # --per-layer reports, never changes it
     lines += _output_lines(result, outs)
     if board:
         lines.append(f"ran on {args.target} under qemu ({board})")
     lines += [verdict_line(summary),
               f"kernels {len(result.steps)}, arena_bytes {result.arena_bytes}, naive_bytes {result.naive_bytes} "
               f"(no planning), weights {result.weights_bytes} bytes, {result.macs} MACs"]
-    print("\n".join(lines))
+    if args.per_layer:   # the same build, compiled with the trace hook, run once more
+        summary["per_layer"], more = per_layer_lines(args.model, result, target, inputs, args.keep)
+        lines += more
+    print(json.dumps(summary) if args.json else "\n".join(lines))
     return status
 
 
@@ -346,23 +341,23 @@ def _run_frames(args, target, result) -> int:
     frames = frame_inputs(args.input, result.inputs, args.frames or 1, args.seed)
     from .driver import stateful_pairs
     pairs = stateful_pairs(args.stateful) if args.stateful else ()
-    summary = {"tinyfuse_version": __version__, **run_frames(args.model, result, target, frames, args.keep, pairs)}
-    print(json.dumps(summary) if args.json else frames_text(summary))
+    summary = {"tinyfuse_version": __version__, **run_frames(args.model, result, target, frames, args.keep, pairs),
+               "per_layer": None}
+    text = frames_text(summary)
+    if args.per_layer:              # the first frame, from the reset state
+        summary["per_layer"], more = per_layer_lines(args.model, result, target, frames[0], args.keep)
+        text += "\n" + "\n".join(more)
+    print(json.dumps(summary) if args.json else text)
     return EXIT_OK if summary["outputs_match"] else EXIT_MISMATCH
 
 
-def per_layer_lines(result, inputs) -> list[str]:
-    from .harness.per_layer import compare_layers
+def per_layer_lines(model, result, target, inputs, keep: str | None) -> tuple[dict, list[str]]:
+    """``run --per-layer``: the trace of ``result`` built for ``target`` (harness/per_layer_report.py)
+    in ``keep``/trace or a temp dir; (the JSON dict, the text lines)."""
+    from .harness.per_layer_report import per_layer, per_layer_text
     with tempfile.TemporaryDirectory(prefix="tinyfuse_trace_") as tmp:
-        diffs = compare_layers(result, inputs, tmp)
-    lines = [f"{'kernel':<44} {'shape':<18} {'equal':>12} {'max |diff|':>11}"]
-    first = None
-    for d in diffs:
-        lines.append(f"{d.kernel:<44} {str(list(d.shape)):<18} {f'{d.exact}/{d.total}':>12} {d.max_abs_diff:>11.3g}")
-        if first is None and not d.matches:
-            first = d
-    lines.append(f"first diverging layer: {first.kernel}" if first else "no layer diverges from the numpy reference")
-    return lines
+        s = per_layer(model, result, target, inputs, Path(keep) / "trace" if keep else Path(tmp))
+    return s, per_layer_text(s)
 
 
 def cmd_bench(args) -> int:

@@ -150,10 +150,11 @@ def _round_tflite(model_path, out: Path) -> Path:
     return path
 
 
-def half_rounded_module(mod):
+def half_rounded_module(mod, calls: dict | None = None):
     """``mod`` (an ir.IRModule, after the pipeline) with every float32 Constant of at least two elements
     rounded through binary16, fused groups included: tinyfuse's numpy reference of a float16 build,
-    for the models no oracle runs (a hybrid .tflite TFLM refuses)."""
+    for the models no oracle runs (a hybrid .tflite TFLM refuses). ``calls`` (a dict) gets
+    {id(fused-group call of ``mod``): its call in the new module}."""
     from dataclasses import replace
 
     from ..ir import Call, Constant, Function
@@ -165,7 +166,10 @@ def half_rounded_module(mod):
                 rounded = round_half(np.asarray(new.value))
                 return None if rounded is new.value else Constant(rounded, new.name)
             if isinstance(new, Call) and isinstance(new.op, Function):
-                return replace(new, op=fn(new.op))
+                out = replace(new, op=fn(new.op))
+                if calls is not None:
+                    calls[id(orig)] = out
+                return out
             return None
         return rewrite(f, visit)
     return mod.with_main(fn(mod.main))

@@ -17,6 +17,17 @@ STRICT_CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
 CONVERSION_CFLAGS = [*STRICT_CFLAGS, "-Wconversion"]
 SANITIZE_CFLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g"]
 GUARD_PATTERN = 0xCD       # the guard bytes around the arena (not a fill a test uses for the arena)
+TRACE_PROTOTYPE = "void tf_trace(int kernel, const void *data, long bytes);\n"
+
+
+def trace_cflags(workdir: Path) -> list[str]:
+    """The flags that compile the generated model with its per-kernel hook ``TINYFUSE_TRACE(kernel,
+    data, bytes)`` (model.c.j2) calling ``tf_trace``, defined by the test main (host_trace_main.c.j2,
+    target_main.c.j2 with ``trace``); the prototype reaches the model file through ``-include``
+    (written as ``workdir/tf_trace.h``)."""
+    proto = Path(workdir) / "tf_trace.h"
+    proto.write_text(TRACE_PROTOTYPE)
+    return ["-DTINYFUSE_TRACE(k,d,n)=tf_trace(k,d,n)", "-include", str(proto)]
 
 
 def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_fill: int = 0,

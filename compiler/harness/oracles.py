@@ -81,17 +81,21 @@ _TOO_SMALL = re.compile(r"Failed to (?:allocate|resize)|missing: (\d+)")
 _SOURCE_PREFIX = re.compile(r"^\S+\.(?:cc|h|cpp)(?::\d+)?\s+")   # "tensorflow/lite/.../conv_common.cc "
 
 
-def _tflm_attempt(tflite_path, arena: int, tmp: Path, n_outputs: int, timeout: float, frames: int = 0):
+def _tflm_attempt(tflite_path, arena: int, tmp: Path, n_outputs: int, timeout: float, frames: int | str = 0):
     """One TFLM run with ``arena`` bytes: the outputs, or the number of bytes to try next when the
     arena was too small (at least double, or more than what TFLM said was missing). ``frames``: the
-    inputs hold that many consecutive frames (tflm_worker.py)."""
+    inputs hold that many consecutive frames, or ``"tensors:I,J,..."``: also those tensors'
+    values, as a dict after the outputs (tflm_worker.py)."""
     worker = Path(__file__).with_name("tflm_worker.py")
     proc = subprocess.run([sys.executable, str(worker), str(tflite_path), str(arena), str(tmp / "x.npz"),
                            str(tmp / "y.npz"), str(n_outputs), *([str(frames)] if frames else [])],
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode == 0:
         with np.load(tmp / "y.npz") as y:
-            return [y[f"y{i}"] for i in range(n_outputs)]
+            outs = [y[f"y{i}"] for i in range(n_outputs)]
+            if isinstance(frames, str):
+                outs.append({int(k[1:]): y[k] for k in y.files if k.startswith("t")})
+            return outs
     if _TOO_SMALL.search(proc.stderr):
         missing = max((int(m) for m in re.findall(r"missing: (\d+)", proc.stderr)), default=0)
         return max(2 * arena, arena + 2 * missing)
@@ -101,7 +105,7 @@ def _tflm_attempt(tflite_path, arena: int, tmp: Path, n_outputs: int, timeout: f
 
 
 def tflm_outputs(tflite_path, inputs, n_outputs: int = 1, arena_hint: int = 0,
-                 timeout: float = 600, frames: int = 0) -> list[np.ndarray]:
+                 timeout: float = 600, frames: int | str = 0) -> list[np.ndarray]:
     """TFLite Micro's outputs of the .tflite file ``tflite_path`` for ``inputs`` (in input order).
 
     The arena starts at ``max(arena_hint, 64 KiB)`` bytes (callers pass twice tinyfuse's own arena)
@@ -109,7 +113,9 @@ def tflm_outputs(tflite_path, inputs, n_outputs: int = 1, arena_hint: int = 0,
     when tflite-micro is missing, refuses the model (hybrid model, unknown or custom op), crashes,
     or needs more than 1 GiB. ``frames`` > 0: every input holds that many consecutive frames along a
     new first axis, invoked in order by one interpreter (its variables persist, as in a streaming
-    firmware); every output then stacks the frames' outputs.
+    firmware); every output then stacks the frames' outputs. ``frames="tensors:I,J,..."`` (one
+    invocation, every tensor kept: TFLM's kPreserveAllTensors): the outputs are followed by one dict
+    {tensor index: value} of those tensors of subgraph 0 (:func:`tflm_tensors`).
     """
     if importlib.util.find_spec("tflite_micro") is None:
         raise OracleUnavailable("the tflite-micro package is not installed (pip install tflite-micro)")
@@ -122,6 +128,13 @@ def tflm_outputs(tflite_path, inputs, n_outputs: int = 1, arena_hint: int = 0,
                 return got
             arena = got
     raise OracleUnavailable(f"TFLite Micro cannot allocate its tensors in {TFLM_MAX_ARENA} bytes")
+
+
+def tflm_tensors(tflite_path, inputs, indices, arena_hint: int = 0) -> dict[int, np.ndarray]:
+    """TFLite Micro's values of the tensors ``indices`` of subgraph 0 (indices into its tensor list, as
+    in the flatbuffer) after one invocation on ``inputs``. Raises OracleUnavailable as :func:`tflm_outputs`."""
+    spec = "tensors:" + ",".join(str(int(i)) for i in sorted(set(indices)))
+    return tflm_outputs(tflite_path, inputs, 0, arena_hint, frames=spec)[-1]
 
 
 def reference_outputs(model_path, result, inputs) -> list[np.ndarray]:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..codegen.templates import template
 from ..errors import TinyfuseError
-from .host import GUARD_PATTERN
+from .host import GUARD_PATTERN, trace_cflags
 from ..targets import ARENA_ALIGN, BOARDS_DIR, RUNTIME_DIR, Board, Target, get_target
 
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-ffunction-sections", "-fdata-sections")
@@ -72,20 +72,23 @@ def _c_bytes(arr: np.ndarray, per_line: int = 24) -> str:
 
 def build_target(result, target: str | Target, workdir: str | Path, inputs: list[np.ndarray],
                  arena_fill: int = 0, cflags: tuple[str, ...] = CFLAGS, samples: int = 0,
-                 guard: int = 0) -> TargetBuild:
+                 guard: int = 0, trace: bool = False) -> TargetBuild:
     """Write the sources into ``workdir/src``, compile them with the target's compiler and flags,
     link ``workdir/model.elf`` for the first board it fits. Raises TinyfuseError when a tool is
     missing, the compiler rejects the code or no board is large enough. ``samples`` > 0: each of
     ``inputs`` holds that many samples (N, *shape) and the batch test main
     (``target_batch_main.c.j2``, tinyfuse.harness.batch) runs them all. ``guard`` > 0 (single runs
     only): that many bytes (rounded up to ARENA_ALIGN) of host.GUARD_PATTERN before and after the
-    arena, checked after the run: the image exits with 5 when one was overwritten."""
+    arena, checked after the run: the image exits with 5 when one was overwritten. ``trace`` (single
+    runs only): the model calls the test main's ``tf_trace`` after every kernel, which appends the
+    kernel's output to ``run/trace.bin`` (harness/per_layer.py reads it)."""
     target = get_target(target)
     if target.is_host:
         raise TinyfuseError("target host runs with the host harness (tinyfuse.harness.build_host), not qemu")
     require_tools(target)
-    if guard and samples:
-        raise TinyfuseError("build_target: guard regions are checked by the single-run test main only (samples=0)")
+    if (guard or trace) and samples:
+        raise TinyfuseError("build_target: guard regions and traces are made by the single-run test main only "
+                            "(samples=0)")
     align = max(ARENA_ALIGN, result.placement.align or 0)
     guard = -(-guard // align) * align                  # the arena keeps its alignment inside the guards
     workdir = Path(workdir).resolve()
@@ -97,11 +100,12 @@ def build_target(result, target: str | Target, workdir: str | Path, inputs: list
     main.write_text(template("harness/target_batch_main.c.j2" if samples else "harness/target_main.c.j2").render(
         name=result.name, NAME=result.name.upper(), inputs=result.inputs, outputs=result.outputs,
         input_data=data, fill=arena_fill, samples=samples, guard=guard,
-        guard_pattern=GUARD_PATTERN, states=result.states, r=result,
+        guard_pattern=GUARD_PATTERN, states=result.states, r=result, trace=trace,
         step_api=bool(result.options and result.options.max_step_instructions) and not samples))
     model_srcs = [src / f for f in sorted(result.files) if f.endswith(".c")]   # <name>.c, <name>_weights.c, ...
     board_srcs = sorted({s for b in target.boards for s in b.sources})
-    units = {f"model_{s.stem}": (s, ()) for s in model_srcs}
+    hook = tuple(trace_cflags(workdir)) if trace else ()       # the model's units only (the .S start-up too)
+    units = {f"model_{s.stem}": (s, hook) for s in model_srcs}
     units |= {"tf_bench": (RUNTIME_DIR / "src" / "tf_bench.c", ()), "tf_main": (main, ()),
               "tf_main_no_model": (main, ("-DTF_NO_MODEL",))}
     units |= {f"board_{s.replace('/', '_')}": (BOARDS_DIR / s, ()) for s in board_srcs}

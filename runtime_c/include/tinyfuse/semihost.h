@@ -20,7 +20,7 @@ static inline uintptr_t tf_sh_call(uintptr_t op, uintptr_t arg)
 #if defined(__riscv)
   register uintptr_t a0 __asm__("a0") = op;
   register uintptr_t a1 __asm__("a1") = arg;
-  __asm__ volatile(".option push\n.option norvc\n.balign 16\n" /* must stay 3 uncompressed insns */
+  __asm__ volatile(".option push\n.balign 16\n.option norvc\n" /* aligned with RVC on (relaxation pads with 2-byte nops), then 3 uncompressed insns */
                    "slli x0, x0, 0x1f\nebreak\nsrai x0, x0, 7\n.option pop" : "+r"(a0) : "r"(a1) : "memory");
   return a0;
 #else
@@ -42,19 +42,35 @@ static inline void tf_sh_putu(uint32_t v)
   tf_sh_puts(&b[i]);
 }
 
+/* Open the host file `path` for writing (created or truncated): a handle >= 0, or -1. */
+static inline intptr_t tf_sh_open_write(const char *path)
+{
+  uintptr_t open_args[3] = { (uintptr_t)path, TF_SH_MODE_WB, (uintptr_t)strlen(path) };
+  return (intptr_t)tf_sh_call(TF_SH_OPEN, (uintptr_t)open_args);
+}
+
+/* Append `n` bytes to the open host file `fd`. Returns 0 when every byte was written. */
+static inline int tf_sh_write(intptr_t fd, const void *data, uint32_t n)
+{
+  uintptr_t write_args[3] = { (uintptr_t)fd, (uintptr_t)data, n };
+  return tf_sh_call(TF_SH_WRITE, (uintptr_t)write_args) == 0 ? 0 : -1;   /* returns the bytes NOT written */
+}
+
+static inline void tf_sh_close(intptr_t fd)
+{
+  uintptr_t close_args[1] = { (uintptr_t)fd };
+  tf_sh_call(TF_SH_CLOSE, (uintptr_t)close_args);
+}
+
 /* Write `n` bytes into the host file `path` (created or truncated). Returns 0 on success. */
 static inline int tf_sh_write_file(const char *path, const void *data, uint32_t n)
 {
-  uintptr_t open_args[3] = { (uintptr_t)path, TF_SH_MODE_WB, (uintptr_t)strlen(path) };
-  intptr_t fd = (intptr_t)tf_sh_call(TF_SH_OPEN, (uintptr_t)open_args);
-  uintptr_t write_args[3], close_args[1];
-  uintptr_t left;
+  intptr_t fd = tf_sh_open_write(path);
+  int failed;
   if (fd < 0) return -1;
-  write_args[0] = (uintptr_t)fd; write_args[1] = (uintptr_t)data; write_args[2] = n;
-  left = tf_sh_call(TF_SH_WRITE, (uintptr_t)write_args);   /* bytes NOT written */
-  close_args[0] = (uintptr_t)fd;
-  tf_sh_call(TF_SH_CLOSE, (uintptr_t)close_args);
-  return left == 0 ? 0 : -1;
+  failed = tf_sh_write(fd, data, n);
+  tf_sh_close(fd);
+  return failed;
 }
 
 static inline __attribute__((noreturn)) void tf_sh_exit(int code)
