@@ -89,9 +89,13 @@ STATUSES = ("exact", "tflm wraps", "tflm refused", "tf refused", "failure")
 
 def op_list(names: str, variant: str = "ref", qemu: str | None = None) -> list[str]:
     """The op list of ``--ops`` (names and group names, comma-separated; a name may repeat to weight it),
-    or the variant's default group (qemu: the SIMD int8 draws and the float ones)."""
+    or the variant's default group (qemu: the SIMD int8 draws of the target, dsp or simd, and the float
+    ones twice)."""
     if not names:
-        return SIMD_INT8 + FLOAT if qemu else GROUPS[DEFAULT_GROUP[variant]]
+        if qemu:
+            from tinyfuse.targets import get_target
+            return GROUPS["simd" if "mve" in get_target(qemu).features else "dsp"] + FLOAT * 2
+        return GROUPS[DEFAULT_GROUP[variant]]
     out = []
     for n in (x for x in names.split(",") if x):
         out += GROUPS[n] if n in GROUPS else [n]
@@ -219,7 +223,7 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0, help="first seed (seeds are consecutive)")
     ap.add_argument("--ops", default="", help="comma-separated op names or groups (" + ", ".join(GROUPS)
-                    + "); default: all for ref, dsp for arm_dsp, simd for arm_mve, float for arm_fpu, simd+float for --qemu")
+                    + "); default: all for ref, dsp for arm_dsp, simd for arm_mve, float for arm_fpu, dsp or simd + float for --qemu")
     ap.add_argument("--variant", choices=list(VARIANT_TARGET), default="ref",
                     help="kernels to compile for (ref: host; arm_dsp: cortex-m4; arm_mve: cortex-m55; arm_fpu: "
                     "cortex-m4), built on the host through the SIMD stand-ins")
