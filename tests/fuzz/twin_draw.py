@@ -31,6 +31,7 @@ class Draw:
     wrap: np.ndarray | bool = False       # bool per channel of output 0's last axis (or one for all)
     notes: list = field(default_factory=list)
     tol: np.ndarray | None = None         # float32 outputs: the largest |tinyfuse - TFLM| per output 0 element
+    options: dict = field(default_factory=dict)   # compile_model options (e.g. sparse="on")
 
 
 # ----------------------------------------------------------------------------- quantization draws

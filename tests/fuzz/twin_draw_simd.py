@@ -89,12 +89,25 @@ def geometry(rng, x_shape) -> tuple[tuple, tuple, tuple, str, list]:
 
 
 def weights(rng, shape) -> tuple[np.ndarray, list]:
+    """int8 weights: uniform, at the int8 ends (``w-extreme``), or mostly zero (``w-sparse``: 50-95 %
+    zeros, or 2 of every 4 along the reduction axis), which the cost model gives the sparse kernels."""
     r = rng.random()
     if r < 0.12:
         return rng.choice(np.array([-127, 127], np.int8), shape), ["w-extreme"]
     if r < 0.18:
         return rng.choice(np.array([-128, -127, 127, 0], np.int8), shape), ["w-extreme"]
-    return rng.integers(-127, 128, shape).astype(np.int8), []
+    w = rng.integers(-127, 128, shape).astype(np.int8)
+    if r < 0.24:
+        w[rng.random(shape) < rng.uniform(0.5, 0.95)] = 0
+        return w, ["w-sparse"]
+    if r < 0.28:
+        quads = -(-shape[-1] // 4) * 4
+        keep = np.argsort(rng.random((*shape[:-1], quads // 4, 4)), axis=-1)[..., :2]
+        mask = np.zeros((*shape[:-1], quads // 4, 4), bool)
+        np.put_along_axis(mask, keep, True, axis=-1)
+        w[~mask.reshape(*shape[:-1], quads)[..., :shape[-1]]] = 0
+        return w, ["w-sparse", "w-2:4"]
+    return w, []
 
 
 def multipliers(rng, n: int, taps: int) -> tuple[np.ndarray, list]:
@@ -133,6 +146,20 @@ def _fit_bias(q: dict, wsum: np.ndarray) -> None:
         return
     room = np.maximum(2 ** 31 - 2 - max_dev(q["x"], q["in_q"][1]) * wsum, 0)
     q["b"] = np.clip(q["b"], -room, room).astype(np.int32)
+
+
+def compile_options(rng, params: dict) -> dict:
+    """Sparse weights compile with ``sparse="on"`` 60 % of the time (class ``sparse-on``: every kernel the
+    sparse variant can run takes it, not only those the cost model picks); a quarter of the draws build
+    a random ``tinyfuse tune`` configuration (``tune``: twin_run.tuned_config; class ``tuned``)."""
+    options = {}
+    if "w-sparse" in params["classes"] and rng.random() < 0.6:
+        params["classes"].append("sparse-on")
+        options["sparse"] = "on"
+    if rng.random() < 0.25:
+        params["classes"].append("tuned")
+        options["tune"] = int(rng.integers(1 << 30))
+    return options
 
 
 def _macs(x_shape, k, oc, cin) -> int:
@@ -187,8 +214,9 @@ def draw_conv(rng, depthwise: bool = False) -> Draw:
     net = Net()
     y, _ = _layer(net, net.input(x_shape, p["in_q"]), x_shape, p)
     op = "SIMD DEPTHWISE_CONV_2D" if depthwise else "SIMD CONV_2D"
-    return Draw(op, net.build([y]), [p["x"]], dict(summary(x_shape, p), classes=cls + p["classes"]),
-                conv_wrap(p["x"], p["in_q"], p))
+    params = dict(summary(x_shape, p), classes=cls + p["classes"])
+    return Draw(op, net.build([y]), [p["x"]], params, conv_wrap(p["x"], p["in_q"], p),
+                options=compile_options(rng, params))
 
 
 def _residual(rng, net, y, y_shape, y_q, x_t, x, x_shape, x_q, params) -> tuple:
@@ -222,7 +250,8 @@ def draw_conv_add(rng, depthwise: bool = False) -> Draw:
     params = dict(summary(x_shape, p), classes=cls + p["classes"])
     out, extra = _residual(rng, net, y, y_shape, p["out_q"], x_t, p["x"], x_shape, p["in_q"], params)
     op = "DW+ADD" if depthwise else "SIMD CONV+ADD"
-    return Draw(op, net.build([out]), [p["x"], *extra], params, conv_wrap(p["x"], p["in_q"], p))
+    return Draw(op, net.build([out]), [p["x"], *extra], params, conv_wrap(p["x"], p["in_q"], p),
+                options=compile_options(rng, params))
 
 
 def draw_fc_rows(rng, residual: bool = False) -> Draw:
@@ -247,7 +276,8 @@ def draw_fc_rows(rng, residual: bool = False) -> Draw:
            None if q["b"] is None else net.bias(q["b"], q["in_q"][0], ws_b)]
     y = net.op("FULLY_CONNECTED", ins, net.act(out_shape, q["out_q"]), "FullyConnectedOptions",
                fusedActivationFunction=tm.ACT[act], keepNumDims=bool(keep))
-    cls = ["rows"] + (["rows>1axis"] if sum(d > 1 for d in x_shape[:-1]) > 1 else []) + [channel_class(k)] + q["classes"]
+    cls = ["rows"] + (["rows-4d"] if len(x_shape) == 4 else []) + \
+        (["rows>1axis"] if sum(d > 1 for d in x_shape[:-1]) > 1 else []) + [channel_class(k)] + q["classes"]
     params = dict(x=list(x_shape), n=n, in_q=list(q["in_q"]), out_q=list(q["out_q"]), keep=keep,
                   per_channel=per_channel, bias=q["b"] is not None, act=act, classes=cls)
     bound = max_dev(q["x"], q["in_q"][1]) * np.abs(q["w"].astype(np.int64)).sum(axis=1) + \
@@ -260,7 +290,7 @@ def draw_fc_rows(rng, residual: bool = False) -> Draw:
     if residual:
         y, extra = _residual(rng, net, y, out_shape, q["out_q"], None, None, (), None, params)
         inputs, op = inputs + extra, "FC+ADD"
-    return Draw(op, net.build([y]), inputs, params, wraps(bound, m))
+    return Draw(op, net.build([y]), inputs, params, wraps(bound, m), options=compile_options(rng, params))
 
 
 def dim1(rng) -> int:
@@ -327,7 +357,7 @@ def draw_poly_chain(rng) -> Draw:
         out, extra = _residual(rng, net, y3, s3, p3["out_q"], x_t, x, x_shape, in_q, params)
         inputs += extra
     wrap = any(_chain_wrap(p) for p in (p1, p2, p3))
-    return Draw("CONV>DW>CONV", net.build([out]), inputs, params, wrap)
+    return Draw("CONV>DW>CONV", net.build([out]), inputs, params, wrap, options=compile_options(rng, params))
 
 
 def draw_pool(rng) -> Draw:

@@ -33,6 +33,9 @@ SIMD = ("arm_dsp", "arm_mve", "arm_fpu")
 MVE_MARKS = ("vldrbq", "vmladavaq", "vqrdmulhq", "int32x4_t", "vctp8q", "vctp32q")
 DSP_MARKS = ("tf_smlad", "tf_smuad", "tf_sxtb16", "tf_sxtab16", "tf_smlabb", "tf_smlatt", "tf_rq2", "tf_smmlar")
 ARENA_FILL, GUARD = 0x5A, 64          # host builds: a non-zero arena and guard regions around it
+# tuned builds: how often each kind of tune move is picked (the lowering knobs of the SIMD kernels most)
+MOVE_WEIGHTS = {"weights": 4.0, "channels": 4.0, "unroll": 4.0, "body": 4.0, "inplace": 2.0, "chain": 2.0,
+                "variant": 0.5}
 
 
 # ----------------------------------------------------------------------------- the TFLM side
@@ -162,8 +165,12 @@ def prepare(item: Item, tflm: Tflm, target: str) -> None:
             item.out = Outcome("tflm refused", want)
             return
         item.want = want
+        options = dict(item.d.options)
+        tune = options.pop("tune", None)
         try:
-            item.result = compile_model(item.d.model, target=target, name=f"s{item.seed}")
+            item.result = compile_model(item.d.model, target=target, name=f"s{item.seed}", **options)
+            if tune is not None:
+                item.result = tuned_build(item, target, options, tune)
         except TinyfuseError as e:
             item.out = Outcome("tf refused", str(e).splitlines()[0][:300])
             return
@@ -173,6 +180,30 @@ def prepare(item: Item, tflm: Tflm, target: str) -> None:
         item.variants = tuple(sorted(set().union(*(kernel_variants(k) for k in item.result.kernels))))
     finally:
         item.seconds += time.time() - t0
+
+
+def tuned_build(item: Item, target: str, options: dict, seed: int):
+    """The item compiled again with a random ``tinyfuse tune`` configuration: 1..3 compatible moves its
+    default build offers (``tune.space.moves_of``: lowering knobs such as int16 weights, channels per
+    block and unroll, out-of-place kernels, the portable variant, chain tile widths, the global ones),
+    recorded in the item's parameters."""
+    import warnings
+
+    from tinyfuse.cost.records import TuningRecords
+    from tinyfuse.driver import compile_model
+    from tinyfuse.tune.space import apply_moves, compatible, moves_of
+    rng = np.random.default_rng(seed)
+    moves = moves_of(item.result)
+    weight = np.array([MOVE_WEIGHTS.get(m.family.split(":")[0], 1.0) for m in moves])
+    order = rng.choice(len(moves), size=min(len(moves), int(rng.integers(1, 4))), replace=False, p=weight / weight.sum())
+    picked = [moves[int(i)] for i in order]
+    while len(picked) > 1 and not compatible(picked):
+        picked.pop()
+    item.d.params["tuned"] = [m.label for m in picked]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*per-kernel knobs match no kernel")
+        return compile_model(item.d.model, target=target, name=f"s{item.seed}",
+                             tuning_records=TuningRecords(config=apply_moves(picked)), **options)
 
 
 def _build_run(items: list[Item], work: Path, simd_host: bool, jobs: int) -> None:
