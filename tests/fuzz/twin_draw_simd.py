@@ -151,7 +151,9 @@ def _fit_bias(q: dict, wsum: np.ndarray) -> None:
 def compile_options(rng, params: dict) -> dict:
     """Sparse weights compile with ``sparse="on"`` 60 % of the time (class ``sparse-on``: every kernel the
     sparse variant can run takes it, not only those the cost model picks); a quarter of the draws build
-    a random ``tinyfuse tune`` configuration (``tune``: twin_run.tuned_config; class ``tuned``)."""
+    a random ``tinyfuse tune`` configuration (``tune``: twin_run.tuned_build; class ``tuned``); some take a
+    real-time option: ``skip-zero`` (zero activations skipped), ``wcet`` (constant-time epilogues),
+    ``steps`` (step fission: under qemu ``<name>_step`` runs too and must give the same bytes)."""
     options = {}
     if "w-sparse" in params["classes"] and rng.random() < 0.6:
         params["classes"].append("sparse-on")
@@ -159,6 +161,16 @@ def compile_options(rng, params: dict) -> dict:
     if rng.random() < 0.25:
         params["classes"].append("tuned")
         options["tune"] = int(rng.integers(1 << 30))
+    r = rng.random()                  # the real-time options (README "Real-time mode")
+    if r < 0.08:
+        params["classes"].append("skip-zero")
+        options["realtime"] = {"skip_zero_activations": True}
+    elif r < 0.16:
+        params["classes"].append("wcet")
+        options["realtime"] = {"wcet": True}
+    elif r < 0.22:
+        params["classes"].append("steps")
+        options["realtime"] = {"max_step_instructions": int(2 ** rng.uniform(10, 15))}
     return options
 
 

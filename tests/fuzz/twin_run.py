@@ -248,6 +248,12 @@ def run_qemu(item: Item, target: str, work: Path) -> None:
     try:
         build = build_target(item.result, target, work, item.d.inputs)
         item.out = compare(run_target(build), item.want, item.d.wrap, item.d.tol)
+        steps = [build.workdir / "run" / f"step_out{i}.bin" for i in range(len(item.result.outputs))]
+        if item.out.status != "failure" and all(f.exists() for f in steps):     # step fission: _step's outputs too
+            got = [np.frombuffer(f.read_bytes(), t.dtype).reshape(t.shape) for f, t in zip(steps, item.result.outputs)]
+            stepped = compare(got, item.want, item.d.wrap, item.d.tol)
+            if stepped.status == "failure":
+                item.out = Outcome("failure", f"{target} <name>_step: {stepped.detail}")
     except Exception as e:  # noqa: BLE001 - the cross compiler refusing the C, a fault, a timeout
         item.out = Outcome("failure", f"qemu {target}: {type(e).__name__}: {str(e)[:500]}")
     finally:
