@@ -43,14 +43,17 @@ def test_variant_smoke_is_exact_and_exercises_the_variant(variant):
 
 @pytest.mark.parametrize("target,variant", [("cortex-m4", "arm_dsp"), ("cortex-m55", "arm_mve")])
 def test_graph_fuzzer_smoke_on_simd_targets(target, variant):
-    """The first 12 random ONNX graphs (int8 QDQ and float, some at the SIMD shape classes of graph_spec.py)
-    compiled for the target, SIMD kernels on the host stand-ins, against onnxruntime and the numpy
-    reference; some graphs must have run the target's int8 SIMD variant."""
+    """The first 12 random ONNX graphs with a SIMD shape class (graph_spec.simd_shapes: width-1 and
+    height-1 images, one pixel, channels 1..67; int8 QDQ and float) compiled for the target, SIMD
+    kernels on the host stand-ins, against onnxruntime and the numpy reference; some graphs must have
+    run the target's int8 SIMD variant and some arm_fpu."""
     from tests.fuzz.generator import campaign as graph_campaign
+    from tests.fuzz.graph_spec import random_spec
     require_programs("gcc")
-    r = graph_campaign(list(range(12)), minimise_failures=False, progress=False, target=target)
+    seeds = [s for s in range(200) if random_spec(s).get("simd")][:12]
+    r = graph_campaign(seeds, minimise_failures=False, progress=False, target=target)
     failures = [f"seed {f['seed']} {f['status']}: {f['detail'][:300]}\n  spec: {json.dumps(f['spec'])}"
                 for f in r["failures"]]
     assert not failures, "\n".join(failures)
     assert r["counts"].get("ok", 0) >= 10, r["counts"]
-    assert r["simd"].get(variant, 0) >= 2, r["simd"]
+    assert r["simd"].get(variant, 0) >= 2 and r["simd"].get("arm_fpu", 0) >= 2, r["simd"]
