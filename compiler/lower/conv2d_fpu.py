@@ -95,7 +95,7 @@ def conv2d_fpu(fn, anchor, epi, pool, name, order=None) -> Kernel:
     t = template("conv2d/arm_fpu.c.j2").module
     wt = anchor.args[1].value
     geo = vars(g)
-    if g.is_pointwise:                # flattened pixels, read in place
+    if g.is_pointwise and g.G == 1:   # flattened pixels, read in place (a 1x1 depthwise: dw blocks)
         wname = pool.ref(channel_groups(wt.reshape(g.K, -1), 1), key=("fpu_w", id(anchor)))
 
         def block(n, p, q, o, npix, nch):
