@@ -233,7 +233,7 @@ def blocked_conv(fn, anchor, epi, name, g, order, t, *, geo: dict, direct: bool,
     ``init(o)``: start value of an accumulator of output channel o (C expression); ``micro(x, w, inits,
     npix, nch, outs)``: C of one block from the pointers to its first input pixel (or column) and
     weight row, the two channels' start values and block_outputs. ``order``: in place through a pixel
-    buffer (lower_simd_inplace), pixels in that order; None: not in place. ``short``: short_output's
+    buffer (the pixel_buffer mode of its strategy), pixels in that order; None: not in place. ``short``: short_output's
     pair (the short requantize's value and headers) or (None, []).
     """
     out_shape = anchor.ty.shape
@@ -328,7 +328,7 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
 def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
     """The 2 x 2 block kernel with the scalar epilogue (the arm_mve variant, ``conv2d_mve.py``, tries its
     vector-requantization kernel first). ``order``: run in place through a pixel buffer
-    (lower_simd_inplace), pixels in that order."""
+    (the pixel_buffer mode of its strategy), pixels in that order."""
     g = conv_geometry(anchor)
     require(g.G == 1, "no Helium depthwise / grouped conv kernel (the next variant, arm_dsp, has one)")
     check_flat_operands(epi, anchor.ty.shape, (1, 2))

@@ -23,7 +23,7 @@ from .simd import HEADERS, require
 
 def depthwise_dsp(fn, anchor, epi, pool, name, g, order=None) -> Kernel:
     """``order``: in place through a one-pixel buffer (all channels of an output pixel, then one store),
-    pixels in that order (lower_simd_inplace)."""
+    pixels in that order (the pixel_buffer mode of its strategy)."""
     require(g.C == g.G, f"grouped conv with {g.Cg} channels per group")
     require(not order or (g.N == 1 and fn.body.ty.dtype == "int8"), "in place: batch 1, int8 output only")
     x = anchor.args[0]

@@ -81,7 +81,7 @@ def depthwise_mve(fn, anchor, epi, pool, name, g, order=None) -> Kernel | None:
     """The Helium depthwise kernel (multiplier 1, int8 output, the epilogue ``epilogue_constants``
     takes; codegen_templates/depthwise/arm_mve.c.j2) over output pixels x channel quads, or None.
     ``order``: in place through a one-pixel buffer (all channels of a pixel, then one store), pixels
-    in that order (lower_simd_inplace), as ``depthwise_arm.depthwise_dsp``."""
+    in that order (the pixel_buffer mode of its strategy), as ``depthwise_arm.depthwise_dsp``."""
     if g.M != 1 or g.C != g.G or fn.body.ty.dtype != "int8" or (order and g.N != 1):
         return None
     consts = epilogue_constants(anchor, epi.ops, g.K)
