@@ -42,7 +42,7 @@ def test_fpu_seed1_depthwise_1x1_is_not_a_pointwise_matmul(target, tmp_path):
     """A float depthwise conv with a 1x1 kernel, stride 1, no padding (seed 1 of --variant arm_fpu:
     [1, 12, 3, 64], 1719 of 2304 outputs wrong) ran arm_fpu's pointwise path, which reads the input in
     place as the rows of a dense [C x K] matmul: every output channel summed all input channels
-    through the depthwise weights. Fixed in lower/conv2d_fpu.py: only groups 1 take that path; a
+    through the depthwise weights. Fixed in lower/conv/fpu.py: only groups 1 take that path; a
     depthwise 1x1 runs the depthwise blocks."""
     x = np.array([1, 2, 3, -1, -2, 4, 0, 5, -3, 2, 2, 1], np.float32).reshape(1, 2, 2, 3)
     w = np.array([2, -1, 3], np.float32).reshape(1, 1, 1, 3)

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.emit import REQUANT_ARM_HEADER
-from ..codegen.templates import template
-from ..ir import Function, Var
-from ..ops.conv_geom import conv_group
-from ..poly.inplace_dw_rows import prove_dw_rows
-from .kernel import Epilogue, Kernel
-from .requant_arm import c_store, short_requant
-from .simd import HEADERS
+from ...codegen.emit import REQUANT_ARM_HEADER
+from ...codegen.templates import template
+from ...ir import Function, Var
+from ...ops.conv_geom import conv_group
+from ...poly.inplace_dw_rows import prove_dw_rows
+from ..kernel import Epilogue, Kernel
+from ..requant_arm import c_store, short_requant
+from ..simd import HEADERS
 
 
 def dw_rows_applies(g) -> bool:

@@ -3,7 +3,7 @@ buffers (``tinyfuse.poly.linebuf``).
 
 The merged Function's body calls its member groups (each an anchor conv + epilogue, as ``fuse_ops``
 made them); ``poly.chain.chain_of`` reads the stages back from it. Every stage becomes three isl statements,
-as in ``lower/conv2d.py`` (init, mac over the taps, epilogue + store), with the chain's schedule
+as in ``lower/conv/ref.py`` (init, mac over the taps, epilogue + store), with the chain's schedule
 ``[j, t, stage, a, b, g, m, phase, r, s, c]``: tile, step, then the stage's rows due at that step.
 Non-final stages store into their ring ``lb<i>[(a mod rows) * width + b - origin(j)][k]`` in the
 kernel's scratch; the final stage stores the output (possibly over a dying parameter: the plan's
@@ -17,21 +17,22 @@ from functools import partial
 
 import numpy as np
 
-from ..codegen.templates import template
-from ..ir import Call, Function, Var
-from ..ops.conv_geom import ConvGeom, conv_group
-from ..poly.chain import chain_of
-from ..poly.codegen import schedule_to_c
-from ..poly.linebuf import ChainPlan, analyze, pixel_pairs, statement_schedule
-from . import group_knobs
+from ...codegen.templates import template
+from ...ir import Call, Function, Var
+from ...ops.conv_geom import ConvGeom, conv_group
+from ...poly.chain import chain_of
+from ...poly.codegen import schedule_to_c
+from ...poly.linebuf import ChainPlan, analyze, pixel_pairs, statement_schedule
+from .. import group_knobs
 from .depthwise_common import quad_weights, tap_pointers
-from .fused_chain_mve import mve_conv
+from .chain_mve import mve_conv
 from .im2col_rows import gather_rows, row_form, row_order, row_weights
-from .inplace_conv import finish
-from ..strategy import choose
-from .conv2d_arm import mac_bounds, short_output, wide_unroll
-from .kernel import Epilogue, Kernel, affine
-from .simd import HEADERS, widen_weights
+from .inplace import finish
+from ...strategy import choose
+from .blocks import mac_bounds, short_output
+from .dsp import wide_unroll
+from ..kernel import Epilogue, Kernel, affine
+from ..simd import HEADERS, widen_weights
 
 
 class _ChainEpilogue(Epilogue):
@@ -124,7 +125,7 @@ class _DspStage:
     src: Callable[[str, str, str], str]
     dst: Callable[[dict, str], str]
     off2: str
-    short: Callable[[str, str], str] | None = None   # conv2d_arm.short_output's value, or None
+    short: Callable[[str, str], str] | None = None   # conv.blocks.short_output's value, or None
 
     def taps(self, c: dict, b: str) -> list[tuple[str, str]]:
         """Tap table of output pixel (c['a'], b) of tile c['j']."""
@@ -197,7 +198,7 @@ CHAIN_BODIES = (12, 9, 8, 6, 4, 2, 1)
 
 
 # Output channels per SMLAD block of a chain's conv stage (the ``channels`` tuning knob's default): 2,
-# not the unfused conv's conv2d_arm.CONV_CHANNELS = 3 -- a chain body keeps its line-buffer and column pointers live,
+# not the unfused conv's conv.dsp.CONV_CHANNELS = 3 -- a chain body keeps its line-buffer and column pointers live,
 # and 2 x 3 accumulators spill. Found by ``tinyfuse tune`` on ResNet-8 (cortex-m4): chains 7,575,323 ->
 # 6,906,225 and 5,177,883 -> 4,896,068 instructions, stack 464 -> 200 B, 8 KB less code; cortex-m7 alike.
 CHAIN_CHANNELS = 2

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..ops.conv_geom import ConvGeom
-from .kernel import affine
+from ...ops.conv_geom import ConvGeom
+from ..kernel import affine
 
 
 def quad_weights(w: np.ndarray) -> np.ndarray:

@@ -1,26 +1,28 @@
-"""int8 conv2d (groups = 1) for Helium with a vector requantization: output blocks of (npix <= 2)
-pixels x 4 channels, each accumulator a VMLADAVA reduction over 16 int8 lanes (as
-``conv2d_arm.conv2d_mve``), then the four channels' accumulators of a pixel moved into one int32x4
-vector and requantized together (``codegen_templates/conv2d/arm_mve_quad.c.j2``): per-lane bias,
-multiplier and shift loaded from const arrays, VQRDMULH (SaturatingRoundingDoublingHighMul), the
-RoundingDivideByPOT fixup (a negative lane lowered by one where its shift is not 0, then VRSHL: halves
-away from zero, bit-exact with tf_mbqm's double rounding, QUANT.md), the output zero point, the clamp
-and one 4-byte store. The last O % 4 channels go through the 2 x 2 blocks and the scalar epilogue.
+"""int8 conv2d with groups 1 for Helium (arm_mve), two implementations over the output blocks of
+``blocks`` (each accumulator a VMLADAVA reduction over 16 int8 lanes; an int8 im2col padded with the
+zero point, the input offset folded):
 
-Taken when the group's epilogue is a bias add + int8 double-rounding requantize with right shifts
-only (+ a residual qnn.add, + a clip): ``strategy.epilogue.quad_epilogue``; otherwise None (the caller's
-2 x 2 kernel).
+``conv2d.arm_mve_quads``  blocks of (npix <= 2) pixels x 4 channels; the four accumulators of a pixel
+    moved into one int32x4 vector and requantized together (``codegen_templates/conv2d/
+    arm_mve_quad.c.j2``): per-lane bias, multiplier and shift from const arrays, VQRDMULH
+    (SaturatingRoundingDoublingHighMul), the RoundingDivideByPOT fixup (a negative lane lowered by one
+    where its shift is not 0, then VRSHL: halves away from zero, bit-exact with tf_mbqm's double
+    rounding, QUANT.md), the output zero point, the clamp and one 4-byte store; the last O % 4
+    channels through the 2 x 2 blocks and the scalar epilogue. The strategy takes it when the epilogue
+    is a bias add + int8 double-rounding requantize with right shifts only (+ a residual qnn.add, + a
+    clip): ``strategy.epilogue.quad_epilogue``.
+``conv2d.arm_mve``  2 x 2 blocks with the scalar epilogue (codegen_templates/conv2d/arm_mve.c.j2).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.templates import template
-from ..poly import Statement, loops_to_c
-from .conv2d_arm import block_outputs, inplace_buffer, pixel_of
-from .kernel import Kernel, affine, flat_index
-from ..strategy.epilogue import quad_epilogue
-from .simd import HEADERS, fold_offset, offset_fold
+from ...codegen.templates import template
+from ...poly import Statement, loops_to_c
+from .blocks import block_outputs, blocked_conv, conv_geometry, inplace_buffer, pixel_of
+from ..kernel import Kernel, affine, flat_index
+from ...strategy.epilogue import quad_epilogue
+from ..simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require
 
 
 def _quad_statements(N, P, O, col, quad, tail, store, order) -> list[Statement]:
@@ -54,7 +56,7 @@ def _quad_statements(N, P, O, col, quad, tail, store, order) -> list[Statement]:
 def conv2d_mve_quads(fn, anchor, epi, pool, name, g, order=None) -> Kernel | None:
     """The quad kernel (module doc) of an int8 conv group with geometry ``g``, or None when the
     epilogue is not the one the vector requantization computes. ``order``: in place through a
-    two-pixel buffer, pixels in that order (as ``conv2d_arm.conv2d_mve``)."""
+    two-pixel buffer, pixels in that order (as ``conv2d_mve``)."""
     if fn.body.ty.dtype != "int8" or g.K < 4:
         return None
     shape = anchor.ty.shape
@@ -113,4 +115,23 @@ def conv2d_mve_quads(fn, anchor, epi, pool, name, g, order=None) -> Kernel | Non
                   macs=g.N * g.P * g.K * R, scratch_bytes=scratch, headers=list(HEADERS))
 
 
-__all__ = ["conv2d_mve_quads"]
+def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
+    """The 2 x 2 block kernel with the scalar epilogue (the arm_mve variant, ``conv2d_mve.py``, tries its
+    vector-requantization kernel first). ``order``: run in place through a pixel buffer
+    (the pixel_buffer mode of its strategy), pixels in that order."""
+    g = conv_geometry(anchor)
+    require(g.G == 1, "no Helium depthwise / grouped conv kernel (the next variant, arm_dsp, has one)")
+    check_flat_operands(epi, anchor.ty.shape, (1, 2))
+    wt = anchor.args[1].value.reshape(g.K, g.reduction)
+    t = template("conv2d/arm_mve.c.j2").module
+    direct = g.is_pointwise           # int8 in place; else int8 im2col padded with the zero point
+    wname = pool.ref(anchor.args[1])
+    init = fold_offset(epi, anchor, offset_fold(wt, g.offset), pool)   # exact: real inputs or the zero point
+    xs = g.C if direct else g.reduction
+    return blocked_conv(fn, anchor, epi, name, g, order, t, geo=vars(g) | {"K": g.reduction, "offset": g.offset},
+                        direct=direct, col=("int8_t", 0 if direct else 2 * g.reduction), weights=(wname, g.reduction),
+                        init=init, micro=lambda x, w, inits, npix, nch, outs:
+                        t.block(npix, nch, g.reduction, x, xs, w, g.reduction, inits, outs))
+
+
+__all__ = ["conv2d_mve", "conv2d_mve_quads"]

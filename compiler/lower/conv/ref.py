@@ -3,12 +3,12 @@ output channel k = g*M + m, input channel ci = g*Cg + c. Padding is a domain cut
 an instance), so the loop bounds carry it and the body has no branch. An NHWC conv with ``input_layout``
 'NCHW' reads its input at [n, ci, ih, iw] (the model input's layout transpose folded into the reads,
 ``passes/fold_input_transpose``)."""
-from ..codegen.templates import template
-from ..ops.conv import Conv2D
-from ..poly.isl_helpers import box
-from .kernel import Kernel, affine, flat_index
-from .reduction_nest import reduction_kernel
-from .registry import lowering
+from ...codegen.templates import template
+from ...ops.conv import Conv2D
+from ...poly.isl_helpers import box
+from ..kernel import Kernel, affine, flat_index
+from ..reduction_nest import reduction_kernel
+from ..registry import lowering
 
 
 @lowering("nn.conv2d", "qnn.conv2d")

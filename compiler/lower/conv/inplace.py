@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.templates import template
-from ..ir import Function
-from ..ops.conv_geom import conv_group
-from ..poly import Statement, loops_to_c
-from ..poly.inplace_models import dw_plane_model, pixel_order
-from ..poly.isl_helpers import box
-from .kernel import Epilogue, Kernel, affine
+from ...codegen.templates import template
+from ...ir import Function
+from ...ops.conv_geom import conv_group
+from ...poly import Statement, loops_to_c
+from ...poly.inplace_models import dw_plane_model, pixel_order
+from ...poly.isl_helpers import box
+from ..kernel import Epilogue, Kernel, affine
 
 
 # ---------------------------------------------------------------------------------------------------

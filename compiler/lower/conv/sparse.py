@@ -28,19 +28,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.templates import template
-from ..ops.conv_geom import ConvGeom, conv_group
-from ..ops.sparse_geom import BLOCK, column_segments
-from .inplace_conv import finish
-from .kernel import Epilogue, Kernel, flat_index
-from .simd import check_int8_anchor, fold_offset, offset_fold, require
+from ...codegen.templates import template
+from ...ops.conv_geom import ConvGeom, conv_group
+from ...ops.sparse_geom import BLOCK, column_segments
+from .inplace import finish
+from ..kernel import Epilogue, Kernel, flat_index
+from ..simd import check_int8_anchor, fold_offset, offset_fold, require
 from .sparse_dsp import conv2d_pairs, matmul_pairs
 
 
 def chosen(context, anchor) -> str:
     """The layout the cost decision of this compilation chose for the anchor's weights
     (``CompileContext.sparse_kernels``: id → (weights Constant, reason, layout): ``lists`` here,
-    ``pairs`` lower/sparse_dsp.py); Unsupported when it chose the dense kernel."""
+    ``pairs`` lower/conv/sparse_dsp.py); Unsupported when it chose the dense kernel."""
     w = anchor.args[1]
     entry = context.sparse_kernels.get(id(w)) if context is not None else None
     require(entry is not None and entry[0] is w, "dense weights, or the dense kernel is cheaper (--sparse)")
@@ -137,7 +137,7 @@ def conv2d_sparse(fn, anchor, epi, pool, name, order=None, context=None) -> Kern
 
 
 def dw_plane_sparse(fn, name: str, pool, context) -> Kernel | None:
-    """The sparse twin of the in-place depthwise ``dw_plane`` kernel (lower/inplace_conv.py: channel by
+    """The sparse twin of the in-place depthwise ``dw_plane`` kernel (lower/conv/inplace.py: channel by
     channel through a padded plane in the scratch, border = zero point), or None when the cost decision
     did not choose the sparse kernel for this conv. Nonzero taps only; the input offset folded."""
     anchor, epi_ops, g = conv_group(fn)

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.templates import template
-from ..ir import Function
-from ..ops.conv_geom import conv_group
-from ..poly import Statement, loops_to_c
-from ..poly.isl_helpers import box
-from ..strategy.epilogue import epilogue_constants
+from ...codegen.templates import template
+from ...ir import Function
+from ...ops.conv_geom import conv_group
+from ...poly import Statement, loops_to_c
+from ...poly.isl_helpers import box
+from ...strategy.epilogue import epilogue_constants
 from .depthwise_common import tap_pointers
-from .inplace_conv import finish
-from .kernel import Kernel, affine, flat_index
-from .simd import HEADERS
+from .inplace import finish
+from ..kernel import Kernel, affine, flat_index
+from ..simd import HEADERS
 
 
 def _layout(g) -> tuple[dict, list]:

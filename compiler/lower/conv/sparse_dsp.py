@@ -1,13 +1,13 @@
 """The ``sparse`` variant of int8 ``qnn.conv2d`` (groups 1) and fully connected ``qnn.matmul`` on
 arm_dsp targets (Cortex-M4/M7/M33): the SMLAD pair layout of ops/sparse_pairs.py, chosen per kernel by
 passes/sparse_weights.py (the ``pairs`` layout of ``CompileContext.sparse_kernels``) and entered from
-lower/sparse_conv.py.
+lower/conv/sparse.py.
 
 Output pixels (fully connected: rows) run in blocks of BLOCK. Each pixel's column is widened once
 into lane j of the block's column in the scratch (word w of lane j at w * BLOCK + j, so one pair's
 BLOCK input words are one 16-byte row at a compile-time byte offset) as int16 x − zp (0 at a padded
 tap, so padding is exact with accumulators starting at 0, as the dense im2col kernel of
-lower/conv2d_arm.py), followed by the cross-pair words; then per output channel one SMLAD (two
+lower/conv/blocks.py), followed by the cross-pair words; then per output channel one SMLAD (two
 16×16 MACs, ``tf_smlad``) per kept weight pair and pixel, the pair's 8-byte entry (weight word, row
 offset) loaded once per block. Zero pairs are never read; exact (int32 accumulation of the same
 products as the dense kernel, QUANT.md). Blocks are widened before any of their stores, so the
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.templates import template
-from ..ops.conv_geom import ConvGeom
-from ..ops.sparse_pairs import pair_cover
-from .kernel import Kernel, flat_index
-from .simd import HEADERS, check_flat_operands, require
+from ...codegen.templates import template
+from ...ops.conv_geom import ConvGeom
+from ...ops.sparse_pairs import pair_cover
+from ..kernel import Kernel, flat_index
+from ..simd import HEADERS, check_flat_operands, require
 
 BLOCK = 4          # output pixels per block: 4 accumulators, one weight word load per 4 SMLADs
 

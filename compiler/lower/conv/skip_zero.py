@@ -15,14 +15,14 @@ kernel: ``lower_skip_zero`` returns None.
 """
 from __future__ import annotations
 
-from ..codegen.templates import template
-from ..ir import Function, Var
-from ..ops.conv_geom import ConvGeom
-from .conv2d_arm import conv_geometry
-from .kernel import Epilogue, Kernel, affine, flat_index, split_group
-from .matmul_arm import fc_geometry, transposed_weights
-from .registry import Unsupported
-from .simd import HEADERS, check_flat_operands
+from ...codegen.templates import template
+from ...ir import Function, Var
+from ...ops.conv_geom import ConvGeom
+from .blocks import conv_geometry
+from ..kernel import Epilogue, Kernel, affine, flat_index, split_group
+from ..matmul_arm import fc_geometry, transposed_weights
+from ..registry import Unsupported
+from ..simd import HEADERS, check_flat_operands
 
 SKIP_OPS = ("qnn.conv2d", "qnn.matmul")
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.emit import REQUANT_ARM_HEADER
-from ..codegen.templates import template
-from ..poly import Statement, loops_to_c
-from ..poly.isl_helpers import box
+from ...codegen.emit import REQUANT_ARM_HEADER
+from ...codegen.templates import template
+from ...poly import Statement, loops_to_c
+from ...poly.isl_helpers import box
 from .depthwise_common import quad_weights, tap_pointers
-from .kernel import Kernel, affine, flat_index
-from .requant_arm import c_output, short_requant
-from .simd import HEADERS, require
+from ..kernel import Kernel, affine, flat_index
+from ..requant_arm import c_output, short_requant
+from ..simd import HEADERS, require
 
 
 def depthwise_dsp(fn, anchor, epi, pool, name, g, order=None) -> Kernel:

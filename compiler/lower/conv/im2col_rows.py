@@ -7,14 +7,14 @@ The reduction is reordered to match (``row_order``): per kernel row its first 4 
 in groups of 4, then the KH * (KW*C % 4) leftover terms of all rows, zero-padded to a whole group.
 Each group of 4 terms (k0..k3) is stored as the int16 lane pairs (k0,k2),(k1,k3), the order SXTB16
 widens the int8 OHWI weights to, so the weights are only permuted (``row_weights``), never swapped.
-Used by conv2d_arm (unfused im2col conv) and fused_chain (a chain's DSP conv stage).
+Used by conv/dsp.py (unfused im2col conv) and conv/chain.py (a chain's DSP conv stage).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.templates import template
-from ..ops.conv_geom import ConvGeom
+from ...codegen.templates import template
+from ...ops.conv_geom import ConvGeom
 from .depthwise_common import tap_pointers
 
 

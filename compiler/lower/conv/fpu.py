@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.templates import template
-from ..ir import Constant
-from ..ops.conv_geom import ConvGeom
-from ..poly import Statement, loops_to_c
-from .kernel import Kernel, affine, flat_index
-from .simd import HEADERS, check_flat_operands, require
+from ...codegen.templates import template
+from ...ir import Constant
+from ...ops.conv_geom import ConvGeom
+from ...poly import Statement, loops_to_c
+from ..kernel import Kernel, affine, flat_index
+from ..simd import HEADERS, check_flat_operands, require
 
 PB, OB = 4, 4           # output block: pixels x channels
 

@@ -1,7 +1,7 @@
 """Helium (arm_mve) stages of a poly-fused conv chain (``tinyfuse.lower.fused_chain``) on Cortex-M55.
 
 A groups = 1 stage (any C, any window) computes its outputs as the unfused Helium conv does
-(``lower/conv2d_arm.conv2d_mve``): per pixel pair the window is gathered as int8 into a column of the
+(``lower/conv/mve.conv2d_mve``): per pixel pair the window is gathered as int8 into a column of the
 kernel scratch (``KH*KW*C`` bytes per pixel; a padded tap is the stage's input zero point), the input
 offset is folded into the accumulators' start values (exact: every column element is a real input or
 the zero point, and ``(zp + offset) * w = 0``), and VMLADAVA sums 16 int8 products per instruction
@@ -18,10 +18,10 @@ from functools import partial
 
 import numpy as np
 
-from ..codegen.templates import template
-from ..strategy.epilogue import quad_epilogue
-from .kernel import affine
-from .simd import offset_fold
+from ...codegen.templates import template
+from ...strategy.epilogue import quad_epilogue
+from ..kernel import affine
+from ..simd import offset_fold
 
 
 def mve_conv(stage, pool, col_off: int) -> tuple[list, int]:
