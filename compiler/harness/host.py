@@ -19,6 +19,12 @@ SANITIZE_CFLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", 
 GUARD_PATTERN = 0xCD       # the guard bytes around the arena (not a fill a test uses for the arena)
 
 
+def host_files(result) -> list[str]:
+    """The names build_host and run_host write directly into their work directory."""
+    return ["src", "main.c", "model", *(f"in{i}.bin" for i in range(len(result.inputs))),
+            *(f"out{i}.bin" for i in range(len(result.outputs)))]
+
+
 def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_fill: int = 0,
                sanitize: bool = False, guard: int = 0) -> Path:
     """Write the sources into ``workdir/src`` and build ``workdir/model``. Raises TinyfuseError with the

@@ -4,6 +4,7 @@ diverging layer is named instead of a wrong final answer."""
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,3 +87,18 @@ def compare_layers(result, inputs: list[np.ndarray], workdir: str | Path) -> lis
                                float(np.max(np.abs(g64 - w64))) if g.size else 0.0,
                                float(np.max(np.abs(w64))) if g.size else 0.0, str(g.dtype)))
     return diffs
+
+
+def per_layer_lines(result, inputs) -> list[str]:
+    """``run --per-layer``'s table: every kernel's output against the numpy reference, and the first
+    kernel that diverges."""
+    with tempfile.TemporaryDirectory(prefix="tinyfuse_trace_") as tmp:
+        diffs = compare_layers(result, inputs, tmp)
+    lines = [f"{'kernel':<44} {'shape':<18} {'equal':>12} {'max |diff|':>11}"]
+    first = None
+    for d in diffs:
+        lines.append(f"{d.kernel:<44} {str(list(d.shape)):<18} {f'{d.exact}/{d.total}':>12} {d.max_abs_diff:>11.3g}")
+        if first is None and not d.matches:
+            first = d
+    lines.append(f"first diverging layer: {first.kernel}" if first else "no layer diverges from the numpy reference")
+    return lines
