@@ -280,7 +280,8 @@ def _load(model, name: str | None):
         from .frontend.tflite import from_tflite, load_tflite   # .tflite path or flatbuffer bytes
         data = load_tflite(model)
         name = model_name(name, Path(model).stem if isinstance(model, (str, Path)) else "model")
-        return hashlib.sha256(data).hexdigest()[:16], _with_io_quant(from_tflite(data, name))
+        where = str(model) if isinstance(model, (str, Path)) else None
+        return hashlib.sha256(data).hexdigest()[:16], _with_io_quant(from_tflite(data, name, where))
     if isinstance(model, (str, Path)):
         name = model_name(name, Path(model).stem)
         model = load_onnx(model)

@@ -22,6 +22,7 @@ from onnx import helper, numpy_helper
 
 from .. import ops  # noqa: F401  (registers the ops)
 from ..errors import TinyfuseError
+from ..userdir import input_file
 from ..ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call, get_op
 from ..ir.types import C_TYPES
 from . import onnx_ops  # noqa: F401  (registers the converters)
@@ -70,9 +71,7 @@ def load_onnx(path: str | Path) -> onnx.ModelProto:
     """Read and check an ONNX file, as the model declares it (from_onnx upgrades opset < 13, so errors
     can name the declared opset and the model hash is the user's model). Raises TinyfuseError on a bad
     file or an opset newer than the installed onnx package defines."""
-    path = Path(path)
-    if not path.is_file():
-        raise TinyfuseError(f"{path}: no such file")
+    path = input_file(path)        # a regular file of bounded size: never a directory or /dev/zero
     try:
         model = onnx.load(str(path))
     except Exception as e:  # protobuf DecodeError and friends

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import ops  # noqa: F401  (registers the ops)
 from ..errors import TinyfuseError
+from ..userdir import read_input
 from ..ir import Function, IRModule, TensorType, Tuple, Var
 from ..ir.types import C_TYPES
 from . import tflite_ops  # noqa: F401  (registers the converters)
@@ -59,23 +60,20 @@ def load_tflite(model: str | Path | bytes) -> bytes:
     if isinstance(model, (bytes, bytearray, memoryview)):
         data, where = bytes(model), "model bytes"
     else:
-        path = Path(model)
-        if not path.is_file():
-            raise TinyfuseError(f"{path}: no such file")
-        data, where = path.read_bytes(), str(path)
+        data, where = read_input(model), str(model)     # bounded: never a directory or /dev/zero
     if len(data) < 8 or data[4:8] != b"TFL3":
         raise TinyfuseError(f"{where}: not a TFLite flatbuffer (no 'TFL3' identifier; truncated or wrong file?)")
     return data
 
 
-def _parse(data: bytes):
+def _parse(data: bytes, where: str = "the TFLite flatbuffer"):
     try:
         return read_model(data)
     except TinyfuseError:
         raise
     except Exception as e:
-        raise TinyfuseError(f"the TFLite flatbuffer cannot be read ({type(e).__name__}: {first_line(e)}); "
-                            "the file is damaged") from None
+        raise TinyfuseError(f"{where}: the TFLite flatbuffer cannot be read ({type(e).__name__}: {first_line(e)}); "
+                            "the file is damaged or truncated") from None
 
 
 def _text(b) -> str:
@@ -169,19 +167,21 @@ def _io_tensor(tensors: list[Tensor], i: int, what: str) -> Tensor:
     return tensors[i]
 
 
-def from_tflite(model: str | Path | bytes, name: str | None = None) -> IRModule:
+def from_tflite(model: str | Path | bytes, name: str | None = None, where: str | None = None) -> IRModule:
     """Convert a .tflite (path or bytes) to an IRModule with the model's NHWC I/O and dtypes.
 
     Subgraph 0 is the model; another subgraph is converted only as a CALL_ONCE init subgraph.
     Resource variables and variable tensors become ``IRModule.states`` (tflite_state.py): extra
-    trailing parameters and outputs of ``main``, after the model's own."""
+    trailing parameters and outputs of ``main``, after the model's own. ``where`` (default: the path, or
+    "the TFLite flatbuffer") names the file in the errors about its bytes."""
     _schema()
     if not isinstance(model, (bytes, bytearray, memoryview)):
         name = name or sanitize(Path(model).stem)
+        where = where or str(model)
     data = load_tflite(model)
-    m = _parse(data)
+    m = _parse(data, where or "the TFLite flatbuffer")
     if not m.subgraphs:
-        raise TinyfuseError("the TFLite model has no subgraph (truncated or damaged file?)")
+        raise TinyfuseError(f"{where or 'the TFLite model'}: no subgraph (truncated or damaged file?)")
     sg = m.subgraphs[0]
     g = Graph([_tensor(m, data, t, i) for i, t in enumerate(sg.tensors or [])])
     g.subgraph = lambda index, states: _init_subgraph(m, data, index, states)

@@ -29,6 +29,8 @@ INSTALL_HINT = ("apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-
                 "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc (or: make setup)")
 FAULT_EXIT = 127
 _FITS_ERRORS = ("overflowed", "will not fit in region", "__tf_min_stack")
+# The names build_target and run_target (run_target_batch) write directly into their work directory
+TARGET_FILES = ("src", "tf_main.c", "obj", "model.elf", "model_no_model.elf", "model.map", "model_no_model.map", "run")
 
 
 @dataclass
@@ -199,4 +201,4 @@ def run_target(build: TargetBuild, timeout: float = 120, extra_qemu: tuple[str, 
     return outs
 
 
-__all__ = ["TargetBuild", "build_target", "run_target", "missing_tools", "qemu_command"]
+__all__ = ["TARGET_FILES", "TargetBuild", "build_target", "run_target", "missing_tools", "qemu_command"]

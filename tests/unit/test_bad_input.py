@@ -130,7 +130,7 @@ BAD = {
     "initializer_dims_lie": (initializer_dims_lie(), ["initializer 'W'", "[2147483648, 3, 3, 3]", "damaged"]),
     "not_protobuf": (b"this is a text file, not an ONNX model\n", ["not a valid ONNX file"]),
     "random_bytes": (np.random.default_rng(1).integers(0, 256, 4000, dtype=np.uint8).tobytes(), ["ONNX"]),
-    "empty_file": (b"", ["no nodes"]),
+    "empty_file": (b"", ["bad.onnx: the file is empty"]),
 }
 
 
