@@ -190,7 +190,21 @@ def _tune_parser(sub, _epilog) -> None:
     add_parser(sub, _epilog, [n for n, tg in TARGETS.items() if not tg.is_host])
 
 
-def _compile(args):
+def _compile(args, needs_board: bool = False):
+    """compile_model with the command line's options. ``needs_board`` (run, bench, report --measure,
+    validate): a model that fits no qemu board of the target is the one error of ``check_fits``
+    instead of compile's NoBoardWarning."""
+    if not needs_board:
+        return _compile_model(args)
+    from .targets import NoBoardWarning, check_fits
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoBoardWarning)
+        result = _compile_model(args)
+    check_fits(result, get_target(args.target))
+    return result
+
+
+def _compile_model(args):
     from .driver import compile_model
     ram_limit, records = None, args.tuning_records
     if getattr(args, "ram_limit", None):
@@ -231,7 +245,7 @@ def cmd_report(args) -> int:
     from .report import report
     from .targets import get_target
     target = get_target(args.target)
-    result = _compile(args)
+    result = _compile(args, needs_board=args.measure)
     measured = measure_kernels(result, target, args.seed) if args.measure else None
     text, files = report(result, target, measured, args.plot_format if args.output else None)
     print(files["report.json"].decode().rstrip() if args.json else text)
@@ -307,7 +321,7 @@ def _output_lines(result, outs) -> list[str]:
 def cmd_run(args) -> int:
     """Compile, build, run, compare with the oracle (harness/verdict.py); exit 1 on a mismatch."""
     target = get_target(args.target)
-    result = _compile(args)
+    result = _compile(args, needs_board=True)
     if args.frames or result.states:            # a stateful model runs frames from its reset state
         if args.per_layer and result.states:
             raise TinyfuseError("--per-layer traces one stateless inference; it does not combine with a "
@@ -373,7 +387,7 @@ def cmd_bench(args) -> int:
     target = get_target(args.target)
     if target.is_host:
         raise TinyfuseError(f"bench runs on a qemu target: --target one of {', '.join(t for t in TARGETS if t != 'host')}")
-    result = _compile(args)
+    result = _compile(args, needs_board=True)
     inputs = load_inputs(args.input, result.inputs, args.seed)
     with tempfile.TemporaryDirectory(prefix="tinyfuse_") as tmp:
         build = build_target(result, target, Path(args.keep) if args.keep else Path(tmp), inputs)
@@ -414,7 +428,7 @@ def bench_text(f: dict) -> str:
 def cmd_validate(args) -> int:
     from .validate import validate, validate_text
     s = validate(args.model, args.inputs, labels=args.labels, target=args.target, float_model=args.float_model,
-                 progress=not args.no_progress and not args.json, result=_compile(args))
+                 progress=not args.no_progress and not args.json, result=_compile(args, needs_board=True))
     print(json.dumps(s) if args.json else validate_text(s))
     return 0
 
