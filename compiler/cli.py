@@ -26,7 +26,7 @@ from ._version import __version__
 from .errors import TinyfuseError, interrupted
 from .harness.inputs import load_inputs
 from .harness.oracles import onnxruntime_outputs, reference_outputs, tflm_outputs  # noqa: F401 (re-exported)
-from .harness.verdict import compare, is_quantized, output_lsb, top_classes, verdict_line  # noqa: F401
+from .harness.verdict import compare, is_quantized, output_lines, output_lsb, top_classes, verdict_line  # noqa: F401
 from .options import IO_BUFFERS, KERNEL_CHOICES, SPARSE_CHOICES
 from .memory import PLANNERS
 from .passes.pipeline import PASS_NAMES
@@ -199,7 +199,21 @@ def _tune_parser(sub, _epilog) -> None:
     add_parser(sub, _epilog, [n for n, tg in TARGETS.items() if not tg.is_host])
 
 
-def _compile(args):
+def _compile(args, needs_board: bool = False):
+    """compile_model with the command line's options. ``needs_board`` (run, bench, report --measure,
+    validate): a model that fits no qemu board of the target is the one error of ``check_fits``
+    instead of compile's NoBoardWarning."""
+    if not needs_board:
+        return _compile_model(args)
+    from .targets import NoBoardWarning, check_fits
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoBoardWarning)
+        result = _compile_model(args)
+    check_fits(result, get_target(args.target))
+    return result
+
+
+def _compile_model(args):
     from .driver import compile_model
     ram_limit, records = None, args.tuning_records
     if getattr(args, "ram_limit", None):
@@ -229,7 +243,8 @@ def cmd_compile(args) -> int:
     result = _compile(args)
     out = result.write(args.output)
     if args.report:
-        print(report_text(result))
+        from .report.text import compile_report_text
+        print(compile_report_text(result))
     state = f", state {result.state_bytes} bytes" if result.states else ""
     print(f"wrote {', '.join(sorted(result.files))} to {out}/  "
           f"(kernels {len(result.steps)}, arena {result.arena_bytes} bytes{state}, weights {result.weights_bytes} bytes)")
@@ -243,7 +258,7 @@ def cmd_report(args) -> int:
     target = get_target(args.target)
     if args.output:     # before anything runs: only files tinyfuse wrote there, or new ones (tinyfuse.userdir)
         check_claim(args.output, report_files(args.plot_format), "-o DIR")
-    result = _compile(args)
+    result = _compile(args, needs_board=args.measure)
     measured = measure_kernels(result, target, args.seed) if args.measure else None
     text, files = report(result, target, measured, args.plot_format if args.output else None)
     print(files["report.json"].decode().rstrip() if args.json else text)
@@ -266,30 +281,6 @@ def measure_kernels(result, target, seed: int) -> dict:
                             measure=True)
 
 
-def report_text(result) -> str:
-    """Fused groups (anchor + epilogue) and the memory plan table."""
-    from .memory import format_plan
-    lines = [f"model {result.name}: {len(result.steps)} kernels, {result.macs} MACs, "
-             f"arena {result.arena_bytes} B (naive {result.naive_bytes} B), weights {result.weights_bytes} B"
-             + (f", state {result.state_bytes} B (persistent: " + ", ".join(
-                 f"{t.name} {list(t.shape)} {t.dtype} at {t.offset}" + (f", ring buffer of {t.capacity} B"
-                                                                       if t.ring_step else "")
-                for t in result.states) + f"); state bytes copied per frame: {_copied(result)}"
-                if result.states else ""), "",
-             f"{'kernel':<40} {'ops (anchor -> epilogue)':<48} {'MACs':>10}"]
-    for s in result.steps:
-        lines.append(f"{s.kernel.name:<40} {' -> '.join(s.kernel.ops):<48} {s.kernel.macs:>10}")
-    lines += ["", "memory plan (buffer t<i>; first/last = kernel index, -1 = model input):",
-              format_plan(result.plan, result.buffers)]
-    return "\n".join(lines)
-
-
-def _copied(result) -> str:
-    from .memory.state import copied_per_frame
-    c = copied_per_frame(result.states, result.steps)
-    return f"{c['total']:.0f} (" + ", ".join(f"{k} {v:.0f}" for k, v in c.items() if k != "total" and v) + ")"
-
-
 def _build_and_run(result, target, inputs, keep: str | None) -> tuple[list[np.ndarray], str | None]:
     """Build the generated C (host gcc or a qemu target) in ``keep`` (claimed first: harness/workdir.py)
     or a temp dir, run it on ``inputs``; (outputs, qemu board name or None)."""
@@ -305,18 +296,6 @@ def _build_and_run(result, target, inputs, keep: str | None) -> tuple[list[np.nd
         return run_target(build), build.board.name
 
 
-def _output_lines(result, outs) -> list[str]:
-    lines = []
-    for t, o in zip(result.outputs, outs):
-        lines.append(f"output '{t.name}' {list(t.shape)} {t.dtype}")
-        flat = o.reshape(-1)
-        if o.ndim == 2 and o.shape[0] == 1 and 1 < o.shape[1] <= 1000:
-            lines.append("  top-5: " + ", ".join(f"class {i}: {flat[i]:.6g}" for i in top_classes(o)))
-        else:
-            lines.append("  first values: " + ", ".join(f"{v:.6g}" for v in flat[:8]))
-    return lines
-
-
 def cmd_run(args) -> int:
     """Compile, build, run, compare with the oracle (harness/verdict.py); exit 1 on a mismatch. ``--json``
     has the same keys for every model (stateful ones run frames: harness/frames.py)."""
@@ -325,7 +304,7 @@ def cmd_run(args) -> int:
     target = get_target(args.target)
     if args.tflite_ref:
         input_file(args.tflite_ref, "--tflite-ref")
-    result = _compile(args)
+    result = _compile(args, needs_board=True)
     if args.frames or result.states:            # a stateful model runs frames from its reset state
         return _run_frames(args, target, result)
     inputs = load_inputs(args.input, result.inputs, args.seed)
@@ -339,7 +318,7 @@ def cmd_run(args) -> int:
                **model_figures(result), **single_frame_keys(result, outs), "oracle_unavailable": verdict["oracle_error"],
                **verdict, "per_layer": None}
     status = EXIT_OK if summary["outputs_match"] else EXIT_MISMATCH     # --per-layer reports, never changes it
-    lines += _output_lines(result, outs)
+    lines += output_lines(result, outs)
     if board:
         lines.append(f"ran on {args.target} under qemu ({board})")
     lines += [verdict_line(summary),
@@ -380,7 +359,7 @@ def cmd_bench(args) -> int:
     target = get_target(args.target)
     if target.is_host:
         raise TinyfuseError(f"bench runs on a qemu target: --target one of {', '.join(t for t in TARGETS if t != 'host')}")
-    result = _compile(args)
+    result = _compile(args, needs_board=True)
     inputs = load_inputs(args.input, result.inputs, args.seed)
     kept = keep_dir(args.keep, result, target, "bench")
     with tempfile.TemporaryDirectory(prefix="tinyfuse_") as tmp:
@@ -401,7 +380,7 @@ def cmd_bench(args) -> int:
 def cmd_validate(args) -> int:
     from .validate import validate, validate_text
     s = validate(args.model, args.inputs, labels=args.labels, target=args.target, float_model=args.float_model,
-                 progress=not args.no_progress and not args.json, result=_compile(args))
+                 progress=not args.no_progress and not args.json, result=_compile(args, needs_board=True))
     print(json.dumps(s) if args.json else validate_text(s))
     return 0
 

@@ -32,7 +32,7 @@ from .memory.state import StateInfo, external_values, layout_states, locator, ri
 from .options import CompileOptions
 from .passes import run_pipeline
 from .passes.io_quant import io_quantization
-from .targets import Placement, check_fits, get_target
+from .targets import NoBoardWarning, Placement, fit_problem, get_target
 
 
 STEP_CURSOR_BYTES = 16     # --max-step-instructions: the step index lives in the arena, after the plan
@@ -149,7 +149,9 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
-    shape, bad file, unknown pass or target). ``weights_section``, ``arena_section``, ``code_section``
+    shape, bad file, unknown pass or target). A model whose arena or weights fit no qemu board of
+    ``target`` compiles with a ``tinyfuse.targets.NoBoardWarning`` naming the sizes (building it for
+    qemu raises: ``check_fits``). ``weights_section``, ``arena_section``, ``code_section``
     and ``align`` override the defaults of :class:`tinyfuse.targets.Placement`. ``rounding`` is the
     int8 requantization rounding: 'double' (TFLM and CMSIS-NN default) or 'single'. ``kernels``
     chooses the kernel variants: 'auto' (the fastest the target has: arm_dsp, arm_mve), 'ref' (portable
@@ -199,10 +201,15 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
 
 
 def _checked(result: CompileResult, tgt, knobs) -> CompileResult:
-    """``result`` after the checks: the arena in RAM and the weights in flash of some board (TinyfuseError,
-    ``check_fits``); a UserWarning when a tuning configuration's per-kernel knobs match no kernel of the
-    build (other --rounding / --kernels / --disable-pass than the tuning run: its groups differ)."""
-    check_fits(result, tgt)
+    """``result`` after the checks: a NoBoardWarning when its arena and weights fit no qemu board of the
+    target (``fit_problem``; the sources are still written: a real board may have external memory, and
+    ``run``/``bench`` refuse it, ``check_fits``); a UserWarning when a tuning configuration's per-kernel
+    knobs match no kernel of the build (other --rounding / --kernels / --disable-pass than the tuning
+    run: its groups differ)."""
+    problem = fit_problem(result, tgt)
+    if problem:
+        warnings.warn(f"{problem}: it fits no qemu board tinyfuse knows (run and bench refuse it); the sources "
+                      "are written for a board with more (e.g. external) memory", NoBoardWarning, stacklevel=3)
     if knobs is not None and knobs.config["kernels"]:
         built = {knobs.signature(s.call.op) for s in result.steps}
         if not built & set(knobs.config["kernels"]):

@@ -22,7 +22,7 @@ import numpy as np
 from ..codegen.templates import template
 from ..errors import TinyfuseError
 from .host import GUARD_PATTERN, trace_cflags
-from ..targets import ARENA_ALIGN, BOARDS_DIR, RUNTIME_DIR, Board, Target, get_target
+from ..targets import ARENA_ALIGN, BOARDS_DIR, RUNTIME_DIR, Board, Target, check_fits, get_target
 
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-ffunction-sections", "-fdata-sections")
 INSTALL_HINT = ("apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm "
@@ -87,6 +87,7 @@ def build_target(result, target: str | Target, workdir: str | Path, inputs: list
     target = get_target(target)
     if target.is_host:
         raise TinyfuseError("target host runs with the host harness (tinyfuse.harness.build_host), not qemu")
+    check_fits(result, target)                    # the plan's arena and weights against the boards' sizes
     require_tools(target)
     if (guard or trace) and samples:
         raise TinyfuseError("build_target: guard regions and traces are made by the single-run test main only "

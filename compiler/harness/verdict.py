@@ -210,6 +210,19 @@ def verdict_line(s: dict) -> str:
             f"the fixed-point reference {'equal' if s['ref_exact'] else 'DIFFERS'})")
 
 
+def output_lines(result, outs) -> list[str]:
+    """Per model output: its name, shape and dtype, then its top-5 classes (a [1, N] output) or first values."""
+    lines = []
+    for t, o in zip(result.outputs, outs):
+        lines.append(f"output '{t.name}' {list(t.shape)} {t.dtype}")
+        flat = o.reshape(-1)
+        if o.ndim == 2 and o.shape[0] == 1 and 1 < o.shape[1] <= 1000:
+            lines.append("  top-5: " + ", ".join(f"class {i}: {flat[i]:.6g}" for i in top_classes(o)))
+        else:
+            lines.append("  first values: " + ", ".join(f"{v:.6g}" for v in flat[:8]))
+    return lines
+
+
 def top_classes(o: np.ndarray, k: int = 5) -> list[int]:
     """Indices of the ``k`` largest values of ``o`` (stable: ties keep index order). Sorted in float64:
     ``argsort(-x)`` of an int8 array overflows at -128 (-(-128) is -128 in int8)."""
