@@ -18,7 +18,7 @@ from .cost.knobs import Knobs
 from .cost.records import apply_global, load_records
 from .errors import TinyfuseError
 from .frontend.detect import model_format
-from .frontend.onnx import from_onnx, load_onnx
+from .frontend.onnx.reader import from_onnx, load_onnx
 from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
 from .lower import ConstPool, Kernel, lower_for_arena
 from .lower.realtime import modes as realtime_modes
@@ -165,7 +165,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     with nothing for this model and target build the default (the error with ``ram_limit``) after a
     UserWarning naming the file, the model, the target and what the file holds.
     ``stateful``: (graph input, graph output) name pairs that become persistent state, or their text
-    ``"IN=OUT,..."`` (``--stateful``, ``tinyfuse.frontend.stateful_io``: a model exported with explicit
+    ``"IN=OUT,..."`` (``--stateful``, ``tinyfuse.frontend.onnx.stateful_io``: a model exported with explicit
     RNN state I/O).
     ``weights_dtype`` 'float16' stores float constants as binary16 in flash, converted at each read
     (lower/half_weights.py; TinyfuseError on a target without FP16 conversion); default 'float32'.
@@ -183,7 +183,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                            code_section=code_section, align=align)
     model_hash, ir = _load(model, name)
     if stateful:
-        from .frontend.stateful_io import mark_stateful, parse_pairs
+        from .frontend.onnx.stateful_io import mark_stateful, parse_pairs
         ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
     config = _tuned_config(tuning_records, model_hash, tgt.name, ir.name, ram_limit, flash_limit)
     if config is not None:
@@ -275,8 +275,8 @@ def realtime_options(options: CompileOptions, ir: IRModule, skip_zero_activation
 
 
 def stateful_pairs(text: str) -> tuple[tuple[str, str], ...]:
-    """``--stateful IN=OUT,...`` → ((IN, OUT), ...) (tinyfuse.frontend.stateful_io.parse_pairs)."""
-    from .frontend.stateful_io import parse_pairs
+    """``--stateful IN=OUT,...`` → ((IN, OUT), ...) (tinyfuse.frontend.onnx.stateful_io.parse_pairs)."""
+    from .frontend.onnx.stateful_io import parse_pairs
     return parse_pairs(text)
 
 
@@ -284,7 +284,7 @@ def _load(model, name: str | None):
     """(model hash, IR module) of an ONNX model (path or ModelProto) or a TFLite model (path or bytes);
     a path's format is told by its content ('TFL3'), not its suffix."""
     if isinstance(model, (bytes, bytearray)) or model_format(model) == "tflite":
-        from .frontend.tflite import from_tflite, load_tflite   # .tflite path or flatbuffer bytes
+        from .frontend.tflite.reader import from_tflite, load_tflite   # .tflite path or flatbuffer bytes
         data = load_tflite(model)
         name = model_name(name, Path(model).stem if isinstance(model, (str, Path)) else "model")
         where = str(model) if isinstance(model, (str, Path)) else None

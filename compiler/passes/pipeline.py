@@ -18,7 +18,6 @@ from ..ir.printer import astext
 from ..memory.oracle import ArenaOracle
 from ..userdir import claim, write_atomic
 from .check_overflow import check_overflow
-from . import conv_transpose_rules  # noqa: F401  (registers its layout and int8 rules)
 from .convert_layout import convert_layout
 from .eliminate_dead_code import eliminate_dead_code
 from .fold_batchnorm import fold_batchnorm

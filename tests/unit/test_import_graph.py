@@ -6,8 +6,8 @@ to the module it names; ``from pkg import name`` points at ``pkg.name`` when tha
 at ``pkg``. Importing ``pkg.sub`` also initializes ``pkg`` itself; that implicit edge to the parent
 package is not drawn, so a package ``__init__`` that imports its submodules (to register them or to
 re-export their names) does not count as a cycle with them. Registries therefore live in their own
-modules (``ir/op.py``, ``lower/registry.py``, ``frontend/onnx_registry.py``,
-``frontend/tflite_registry.py``): the registering modules import the registry, and the module that
+modules (``ir/op.py``, ``lower/registry.py``, ``frontend/onnx/registry.py``,
+``frontend/tflite/registry.py``): the registering modules import the registry, and the module that
 uses the filled registry imports the registering modules.
 """
 from __future__ import annotations
@@ -97,7 +97,7 @@ def test_the_graph_sees_relative_and_package_imports():
     assert "tinyfuse.lower.registry" in g["tinyfuse.lower.conv.ref"]          # from .registry import lowering
     assert "tinyfuse.lower.conv.blocks" in g["tinyfuse.lower.conv.dsp"]      # from .blocks import ...
     assert "tinyfuse.ir" in g["tinyfuse.lower.kernel"]                      # from ..ir import Call
-    assert "tinyfuse.frontend.onnx_registry" in g["tinyfuse.frontend.onnx_ops"]
+    assert "tinyfuse.frontend.onnx.registry" in g["tinyfuse.frontend.onnx.ops"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
 
@@ -113,10 +113,10 @@ def test_registries_do_not_import_their_users():
     g = import_graph()
     for registry, users in [("tinyfuse.ir.op", ["tinyfuse.ops"]),
                             ("tinyfuse.lower.registry", ["tinyfuse.lower.conv.ref", "tinyfuse.lower"]),
-                            ("tinyfuse.frontend.onnx_registry", ["tinyfuse.frontend.onnx_ops",
-                                                                 "tinyfuse.frontend.onnx"]),
-                            ("tinyfuse.frontend.tflite_registry", ["tinyfuse.frontend.tflite_ops",
-                                                                   "tinyfuse.frontend.tflite"])]:
+                            ("tinyfuse.frontend.onnx.registry", ["tinyfuse.frontend.onnx.ops",
+                                                                 "tinyfuse.frontend.onnx.reader"]),
+                            ("tinyfuse.frontend.tflite.registry", ["tinyfuse.frontend.tflite.ops",
+                                                                   "tinyfuse.frontend.tflite.reader"])]:
         for user in users:
             assert user not in g[registry], f"{registry} imports {user}"
 

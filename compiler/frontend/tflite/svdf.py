@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import quant
-from ..ir import Constant, call
-from .tflite_registry import Graph, Op, Tensor, _names, converter
-from .tflite_schema import S
+from ... import quant
+from ...ir import Constant, call
+from .registry import Graph, Op, Tensor, _names, converter
+from .schema import S
 
 
 def _scale(t: Tensor) -> np.float32:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Constant, Expr, call
-from ..ops.qprelu import prelu_params
-from .onnx_ops_misc import slice_expr
-from .tflite_registry import Graph, Op, Tensor, constant, converter, is_int8, reshape
+from ...ir import Constant, Expr, call
+from ...ops.qprelu import prelu_params
+from ..onnx.misc import slice_expr
+from .registry import Graph, Op, Tensor, constant, converter, is_int8, reshape
 
 
 def _same_q(op: Op, x: Tensor, outs) -> None:

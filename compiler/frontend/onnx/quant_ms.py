@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Constant, Expr, call
-from .onnx_quant import MS_DOMAIN_INPUTS, MS_DOMAIN_OPS, _as, _int8_activation, dequantize, quantize
-from .onnx_registry import CONVERTERS, Node, converter
+from ...ir import Constant, Expr, call
+from .quant import MS_DOMAIN_INPUTS, MS_DOMAIN_OPS, _as, _int8_activation, dequantize, quantize
+from .registry import CONVERTERS, Node, converter
 
 MS_DOMAIN_OPS.update({"QLinearAveragePool", "QLinearLeakyRelu"})
 MS_DOMAIN_INPUTS.update({"QLinearAveragePool": (4, 5), "QLinearLeakyRelu": (4, 5)})

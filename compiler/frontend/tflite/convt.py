@@ -1,5 +1,5 @@
 """TFLite transposed convolutions → ``nn.conv2d_transpose`` (NCHW between transposes, IOHW weights,
-like conv2d in ``tflite_ops``; ``convert_layout`` brings both back to NHWC/OHWI).
+like conv2d in ``ops``; ``convert_layout`` brings both back to NHWC/OHWI).
 
 - TRANSPOSE_CONV (up to v5): inputs output_shape (int32 [4], constant), weights OHWI [O, KH, KW, I],
   input NHWC, optional bias [O] (v3+); options padding SAME/VALID, strides, fused activation (v5).
@@ -22,9 +22,9 @@ import struct
 
 import numpy as np
 
-from ..ir import Constant, call
-from .tflite_ops import bias, hybrid_or_quantized, weight
-from .tflite_registry import S, TO_NCHW, TO_NHWC, Graph, Op, Tensor, _names, converter, finish, real
+from ...ir import Constant, call
+from .ops import bias, hybrid_or_quantized, weight
+from .registry import S, TO_NCHW, TO_NHWC, Graph, Op, Tensor, _names, converter, finish, real
 
 CUSTOM_CONVT = "CUSTOM 'Convolution2DTransposeBias'"
 

@@ -11,9 +11,9 @@ the frontend made itself (TFLite variable tensors).
 """
 from __future__ import annotations
 
-from ..errors import TinyfuseError
-from ..ir import Function, IRModule, State, Tuple
-from .onnx import sanitize
+from ...errors import TinyfuseError
+from ...ir import Function, IRModule, State, Tuple
+from .reader import sanitize
 
 
 def parse_pairs(text: str) -> tuple[tuple[str, str], ...]:

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Constant, call
-from .tflite_registry import Graph, Op, _names, converter, reshape, transpose
-from .tflite_schema import S
+from ...ir import Constant, call
+from .registry import Graph, Op, _names, converter, reshape, transpose
+from .schema import S
 
 GATES = ("i", "o", "f", "c")                 # nn.lstm's (ONNX) gate order
 TFLITE_GATE = {"i": 0, "f": 1, "c": 2, "o": 3}  # position among TFLite's 4 weight / bias operands
@@ -73,7 +73,7 @@ def convert_unidirectional_lstm(g: Graph, op: Op):
     if not time_major:
         x = transpose(x, (1, 0, 2), op.span)
     if x_t.dtype == "int8":
-        from .tflite_ops_rnn_int8 import convert_int8_lstm
+        from .rnn_int8 import convert_int8_lstm
         return convert_int8_lstm(g, op, x, time_major)
     t_len, batch, _ = x.ty.shape
     w, r = _stack(op, 1, "input weights"), _stack(op, 5, "recurrent weights")

@@ -2,7 +2,7 @@
 :class:`Graph` (the IR value of every tensor) and the helpers converters share (layout transposes,
 QDQ dequantize / quantize, fused activations).
 
-Converters (``tflite_ops.py``) register here with ``@converter``; ``tflite.py`` reads the flatbuffer,
+Converters (``ops.py`` and its siblings) register here with ``@converter``; ``reader.py`` reads the flatbuffer,
 imports the converters and runs them operator by operator. Kept apart from ``tflite.py`` so that no
 module imports one that imports it back.
 """
@@ -13,12 +13,12 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import TinyfuseError
-from ..ir import Constant, Expr, call
-from .tflite_state import StateTable
-from . import tflite_int8 as i8
-from .onnx import check_size, sanitize
-from .tflite_schema import S
+from ...errors import TinyfuseError
+from ...ir import Constant, Expr, call
+from .state import StateTable
+from . import int8 as i8
+from ..onnx.reader import check_size, sanitize
+from .schema import S
 
 TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
 
@@ -89,16 +89,18 @@ def converter(*names: str, max_version: int):
     numbering; later versions mean semantics this converter does not know)."""
     def deco(fn):
         for n in names:
+            assert n not in CONVERTERS and n not in EFFECTS, f"TFLite converter of {n!r} registered twice"
             CONVERTERS[n] = (max_version, fn)
         return fn
     return deco
 
 
 def effect(*names: str, max_version: int):
-    """Register a converter of an op that only routes state (``tflite_ops_state.py``): it gets the
+    """Register a converter of an op that only routes state (``state_ops.py``): it gets the
     Graph and the Op unchecked (no data inputs or outputs needed) and returns nothing."""
     def deco(fn):
         for n in names:
+            assert n not in CONVERTERS and n not in EFFECTS, f"TFLite converter of {n!r} registered twice"
             EFFECTS[n] = (max_version, fn)
         return fn
     return deco

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper
 
-from ..ir import Constant, Expr, call
-from ..ir.types import C_TYPES
-from ..ops.movement import contiguous_offset, slice_length
-from .onnx_ops import const_ints
-from .onnx_registry import Node, const_value, converter, node_axis, optional_arg
+from ...ir import Constant, Expr, call
+from ...ir.types import C_TYPES
+from ...ops.movement import contiguous_offset, slice_length
+from .ops import const_ints
+from .registry import Node, const_value, converter, node_axis, optional_arg
 
 
 def slice_bound(v: int, n: int, step: int, is_end: bool) -> int:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 from onnx import numpy_helper
 
-from ..ir import Call, Constant, Expr, call
-from .onnx_registry import (CONVERTERS, Node, const_value, converter, node_axis, optional_arg, scalar_value, weight_value,
+from ...ir import Call, Constant, Expr, call
+from .registry import (CONVERTERS, Node, const_value, converter, node_axis, optional_arg, scalar_value, weight_value,
                             with_weight_value)
 
 
@@ -103,9 +103,9 @@ def conv_operands(node: Node, args, what: str):
     return x, w, b, wv, nsp
 
 
-@converter("Conv")
 def convert_conv(node: Node, args):
-    """Conv-11: 1-D or 2-D, groups (depthwise with any channel multiplier), dilations, pads/auto_pad."""
+    """Conv-11: 1-D or 2-D, groups (depthwise with any channel multiplier), dilations, pads/auto_pad
+    (called by the registered Conv converter, ``convert_conv_nd``, for every rank but 3-D)."""
     x, w, b, wv, nsp = conv_operands(node, args, "convolution")
     strides, dil, pads = window_attrs(node, nsp)
     if nsp == 1:

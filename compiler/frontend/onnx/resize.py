@@ -15,9 +15,9 @@ import math
 
 import numpy as np
 
-from ..ir import call
-from .onnx_ops import reshape
-from .onnx_registry import Node, const_value, converter, optional_arg
+from ...ir import call
+from .ops import reshape
+from .registry import Node, const_value, converter, optional_arg
 
 
 def _given(node: Node, e, what: str):

@@ -1,6 +1,6 @@
 """The ONNX converter registry and what a converter sees: :class:`Node`, the operand helpers.
 
-Converters (``onnx_ops.py``, ``onnx_quant.py``) register here with ``@converter``; ``onnx.py``
+Converters (``ops.py``, ``quant.py``, ...) register here with ``@converter``; ``reader.py``
 imports them and runs them node by node. Kept apart from ``onnx.py`` so that no module imports one
 that imports it back.
 """
@@ -12,8 +12,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ..errors import TinyfuseError, node_error
-from ..ir import Call, Constant, Expr, call, get_op
+from ...errors import TinyfuseError, node_error
+from ...ir import Call, Constant, Expr, call, get_op
 
 
 class Node:
@@ -47,8 +47,10 @@ CONVERTERS: dict[str, Callable] = {}
 
 
 def converter(*op_types: str):
+    """Register ``fn(node, args)`` as the converter of ``op_types`` (a type registered twice is refused)."""
     def deco(fn):
         for t in op_types:
+            assert t not in CONVERTERS, f"ONNX converter of {t!r} registered twice"
             CONVERTERS[t] = fn
         return fn
     return deco

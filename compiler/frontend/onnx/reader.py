@@ -20,22 +20,13 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from .. import ops  # noqa: F401  (registers the ops)
-from ..errors import TinyfuseError
-from ..userdir import input_file
-from ..ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call, get_op
-from ..ir.types import C_TYPES
-from . import onnx_ops  # noqa: F401  (registers the converters)
-from . import onnx_ops_misc  # noqa: F401  (Slice, Split, Gather, Cast, Expand, Tile, Where, PRelu)
-from . import onnx_ops_resize  # noqa: F401  (Resize)
-from . import onnx_ops_pool  # noqa: F401  (MaxPool, AveragePool)
-from . import onnx_ops_convt  # noqa: F401  (registers ConvTranspose)
-from . import onnx_ops_conv3d  # noqa: F401  (Conv, ConvTranspose on 5-D inputs; registered after the 1-D/2-D ones)
-from . import onnx_ops_rnn  # noqa: F401  (LSTM, GRU)
-from .onnx_quant import MS_DOMAIN_OPS, check_ms_inputs  # registers the quantization converters
-from . import onnx_quant_axis  # noqa: F401  (per-axis QuantizeLinear/DequantizeLinear of activations)
-from . import onnx_quant_ms  # noqa: F401  (com.microsoft QLinearAveragePool, QLinearLeakyRelu)
-from .onnx_registry import CONVERTERS, Node, shown
+from ... import ops  # noqa: F401  (registers the ops)
+from ...errors import TinyfuseError
+from ...userdir import input_file
+from ...ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call, get_op
+from ...ir.types import C_TYPES
+from .quant import MS_DOMAIN_OPS, check_ms_inputs
+from .registry import CONVERTERS, Node, shown
 
 MIN_OPSET = 13
 

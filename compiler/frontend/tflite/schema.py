@@ -21,7 +21,7 @@ The enums (``S.TensorType``, ``S.BuiltinOperator``, ``S.Padding``, ``S.Activatio
 """
 from __future__ import annotations
 
-from ..errors import TinyfuseError
+from ...errors import TinyfuseError
 
 try:
     import flatbuffers

@@ -1,13 +1,13 @@
 """TFLite converters of the resource-variable ops: CALL_ONCE, VAR_HANDLE, READ_VARIABLE and
 ASSIGN_VARIABLE (TFLM kernels call_once.cc, var_handle.cc, read_variable.cc, assign_variable.cc).
 
-They emit no IR op: they route values through the model's :class:`tflite_state.StateTable`
+They emit no IR op: they route values through the model's :class:`state.StateTable`
 (``Graph.states``), which makes state a parameter and an output of ``main``. Registered in
 ``EFFECTS`` (ops with no data input or output) by importing this module (``tflite.py``).
 """
 from __future__ import annotations
 
-from .tflite_registry import Graph, Op, effect
+from .registry import Graph, Op, effect
 
 
 def _text(b) -> str:

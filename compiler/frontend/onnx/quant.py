@@ -16,8 +16,8 @@ import copy
 
 import numpy as np
 
-from ..ir import Constant, Expr, call
-from .onnx_registry import CONVERTERS, Node, const_value, converter, scalar_value
+from ...ir import Constant, Expr, call
+from .registry import CONVERTERS, Node, const_value, converter, scalar_value
 
 QUANT_DTYPES = ("int8", "uint8", "int32")
 MS_DOMAIN_OPS = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearSoftmax", "QGemm",
@@ -74,13 +74,14 @@ def quantize(node: Node, x: Expr, scale: Expr, zp: Expr | None, axis: int = 1) -
                 span=node.name)
 
 
-@converter("DequantizeLinear")
 def convert_dequantize(node: Node, args):
+    """DequantizeLinear with per-tensor or weight parameters (quant_axis.convert_dequantize_axis, the
+    registered one, calls it)."""
     return dequantize(node, args[0], args[1], args[2] if len(args) > 2 else None, node.attr("axis", 1))
 
 
-@converter("QuantizeLinear")
 def convert_quantize(node: Node, args):
+    """QuantizeLinear with per-tensor or weight parameters (quant_axis.convert_quantize_axis calls it)."""
     return quantize(node, args[0], args[1], args[2] if len(args) > 2 else None, node.attr("axis", 1))
 
 

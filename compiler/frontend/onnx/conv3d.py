@@ -11,16 +11,16 @@ and the weight [M, C/G, kd, kh, kw] is the conv2d weight [M, C/G·kd, kh, kw]:
       → [N, OD, M, OH, OW] ─transpose→ [N, M, OD, OH, OW] (+ bias)
 
 Exact (the same products, summed in another order); it costs one copy of the input per depth tap.
-Conv on other ranks is ``onnx_ops.convert_conv``, ConvTranspose ``onnx_ops_convt.convert_conv_transpose``.
+Conv on other ranks is ``ops.convert_conv``, ConvTranspose ``convt.convert_conv_transpose``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir import call
-from .onnx_ops import channel_param, convert_conv, reshape, window_attrs, window_pads
-from .onnx_ops_convt import convert_conv_transpose, transpose_padding
-from .onnx_registry import Node, const_value, converter, optional_arg, weight_value, with_weight_value
+from ...ir import call
+from .ops import channel_param, convert_conv, reshape, window_attrs, window_pads
+from .convt import convert_conv_transpose, transpose_padding
+from .registry import Node, const_value, converter, optional_arg, weight_value, with_weight_value
 
 
 def _depth_taps(d: int, kd: int, sd: int, dd: int) -> np.ndarray:
@@ -81,7 +81,7 @@ def convert_conv_transpose_nd(node: Node, args):
     """ConvTranspose-11: 3-D as one nn.conv2d_transpose over H, W whose input channels are the
     (channel, depth tap) pairs: output depth o reads input depth i through tap k where
     o + pad_begin = i·sd + k·dd (a zero slice where none does); the D crop / output_padding /
-    output_shape rules are onnx_ops_convt.transpose_padding's. Other ranks: convert_conv_transpose."""
+    output_shape rules are convt.transpose_padding's. Other ranks: convert_conv_transpose."""
     x, w, b = args[0], args[1], optional_arg(args, 2)
     wv = weight_value(node, w, "weight W")
     if wv.ndim != 5 or x.ty.ndim != 5:

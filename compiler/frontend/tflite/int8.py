@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
-from .. import quant
-from ..ir import Constant, Expr, call
-from ..ops.reduce_int8 import quantized_mean
+from ... import quant
+from ...ir import Constant, Expr, call
+from ...ops.reduce_int8 import quantized_mean
 
 F32 = np.float32
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1

@@ -1,18 +1,18 @@
 """Per-axis QuantizeLinear-13 / DequantizeLinear-13 of an activation (a scale and zero point per
 index of ``axis``), e.g. at a model boundary: the tensor is split along ``axis`` (``take`` of one
 index each), every slice is (de)quantized per tensor with its own (scale, zero point) by
-``onnx_quant.quantize`` / ``dequantize``, and the slices are concatenated again. Exact: each
+``quant.quantize`` / ``dequantize``, and the slices are concatenated again. Exact: each
 element gets the ONNX formula with its channel's parameters, saturate(round_half_even(x / s) + z)
 or (q - z) · s. At most ``MAX_SLICES`` slices (one small kernel each); per-tensor parameters and
-constant inputs (weights) keep the converters of onnx_quant.py.
+constant inputs (weights) keep the converters of quant.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Constant, call
-from .onnx_quant import convert_dequantize, convert_quantize, dequantize, quantize
-from .onnx_registry import Node, const_value, converter, optional_arg
+from ...ir import Constant, call
+from .quant import convert_dequantize, convert_quantize, dequantize, quantize
+from .registry import Node, const_value, converter, optional_arg
 
 MAX_SLICES = 64
 
@@ -51,7 +51,7 @@ def _split(node: Node, args, one):
 
 @converter("QuantizeLinear")
 def convert_quantize_axis(node: Node, args):
-    """QuantizeLinear-13: per-axis parameters on an activation (module doc), else onnx_quant's."""
+    """QuantizeLinear-13: per-axis parameters on an activation (module doc), else quant.py's."""
     if _per_axis(node, args) is None:
         return convert_quantize(node, args)
     return _split(node, args, quantize)
@@ -59,7 +59,7 @@ def convert_quantize_axis(node: Node, args):
 
 @converter("DequantizeLinear")
 def convert_dequantize_axis(node: Node, args):
-    """DequantizeLinear-13: per-axis parameters on an activation (module doc), else onnx_quant's."""
+    """DequantizeLinear-13: per-axis parameters on an activation (module doc), else quant.py's."""
     if _per_axis(node, args) is None:
         return convert_dequantize(node, args)
     return _split(node, args, dequantize)

@@ -14,9 +14,9 @@ and ``output_padding`` adds rows/columns at the end, so the op's crop is (begin,
 """
 from __future__ import annotations
 
-from ..ir import Call, call
-from .onnx_ops import channel_param, conv_operands, reshape, window_attrs, with_h
-from .onnx_registry import Node, const_value, converter, with_weight_value
+from ...ir import Call, call
+from .ops import channel_param, conv_operands, reshape, window_attrs, with_h
+from .registry import Node, const_value, with_weight_value
 
 
 def _ints(node: Node, key: str, n: int, default: int) -> list[int]:
@@ -50,9 +50,9 @@ def transpose_padding(node: Node, size, kernel, strides, dil, pads, out_pad, out
     return begin[0], begin[1], end[0] - out_pad[0], end[1] - out_pad[1]
 
 
-@converter("ConvTranspose")
 def convert_conv_transpose(node: Node, args):
-    """ConvTranspose-11: 1-D or 2-D, groups, dilations, pads/auto_pad, output_padding, output_shape."""
+    """ConvTranspose-11: 1-D or 2-D, groups, dilations, pads/auto_pad, output_padding, output_shape (called by
+    the registered converter, ``convert_conv_transpose_nd``, for every rank but 3-D)."""
     x, w, b, wv, nsp = conv_operands(node, args, "transposed convolution")
     strides, dil, pads = window_attrs(node, nsp)
     out_pad = _ints(node, "output_padding", nsp, 0)

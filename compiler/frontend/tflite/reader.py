@@ -1,6 +1,6 @@
 """TFLite flatbuffer → IRModule.
 
-Reads the .tflite through ``tflite_schema`` (the pure-Python ``tflite`` package's flatc bindings,
+Reads the .tflite through ``schema`` (the pure-Python ``tflite`` package's flatc bindings,
 seen through the flatbuffers object API's field names) and emits the IR the ONNX frontend emits for the tf2onnx
 twin of the same model, so both reach the same int8 kernels:
 
@@ -10,14 +10,14 @@ twin of the same model, so both reach the same int8 kernels:
   weights as ``qnn.dequantize(int8 Constant)`` with their per-channel scales, bias as
   ``qnn.dequantize(int32 Constant)``; ``legalize_qdq`` turns that into TFLM's integer kernels;
 - where TFLM's int8 arithmetic is not what the QDQ pattern means, the qnn ops are emitted directly
-  with TFLM's parameters (see ``tflite_int8``): fused activations (clamps from
+  with TFLM's parameters (see ``int8``): fused activations (clamps from
   CalculateActivationRangeQuantized), MEAN, SUB, HARD_SWISH and LEAKY_RELU, and the ops TFLM runs
   on raw bytes without rescaling (RESHAPE, SQUEEZE, TRANSPOSE, PAD, MAX_POOL_2D, AVERAGE_POOL_2D).
 
 Hybrid models (float activations, int8 weights) run in float with the weights dequantized at
 compile time. Errors are one-line :class:`TinyfuseError` naming the operator index, its op and
-version and the tensor shapes. This file reads the model; the converters are in ``tflite_ops.py``,
-the registry they fill and the helpers they share in ``tflite_registry.py``.
+version and the tensor shapes. This file reads the model; the converters are in ``ops.py`` and its siblings,
+the registry they fill and the helpers they share in ``registry.py``.
 """
 from __future__ import annotations
 
@@ -26,25 +26,18 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import ops  # noqa: F401  (registers the ops)
-from ..errors import TinyfuseError
-from ..userdir import read_input
-from ..ir import Function, IRModule, TensorType, Tuple, Var
-from ..ir.types import C_TYPES
-from . import tflite_ops  # noqa: F401  (registers the converters)
-from . import tflite_ops_misc  # noqa: F401  (STRIDED_SLICE, SPLIT, SPLIT_V, GATHER, PRELU)
-from . import tflite_ops_resize  # noqa: F401  (RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR)
-from . import tflite_ops_convt  # noqa: F401  (registers TRANSPOSE_CONV, Convolution2DTransposeBias)
-from . import tflite_ops_state  # noqa: F401  (CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE)
-from . import tflite_ops_rnn  # noqa: F401  (UNIDIRECTIONAL_SEQUENCE_LSTM)
-from . import tflite_ops_svdf  # noqa: F401  (SVDF)
-from .onnx import check_size, first_line, own_buffers, sanitize
-from .tflite_registry import CONVERTERS, EFFECTS, Graph, Op, S, Tensor, _names, check_types
-from .tflite_state import StateTable
+from ... import ops  # noqa: F401  (registers the ops)
+from ...errors import TinyfuseError
+from ...userdir import read_input
+from ...ir import Function, IRModule, TensorType, Tuple, Var
+from ...ir.types import C_TYPES
+from ..onnx.reader import check_size, first_line, own_buffers, sanitize
+from .registry import CONVERTERS, EFFECTS, Graph, Op, S, Tensor, _names, check_types
+from .state import StateTable
 
-from .tflite_schema import read_model
-from .tflite_schema import schema as _schema
-from .tflite_weights import densify, fold_weights
+from .schema import read_model
+from .schema import schema as _schema
+from .weights import densify, fold_weights
 DTYPES = {} if S is None else {
     S.TensorType.FLOAT32: "float32", S.TensorType.FLOAT16: "float16", S.TensorType.INT8: "int8",
     S.TensorType.UINT8: "uint8", S.TensorType.INT16: "int16", S.TensorType.INT32: "int32",
@@ -86,7 +79,7 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
     dtype = DTYPES.get(t.type, names.get(t.type, f"type {t.type}"))
     shape = tuple(int(d) for d in (t.shape if t.shape is not None else ()))
     out = Tensor(index, _text(t.name) or f"tensor_{index}", shape, dtype)
-    out.variable = bool(t.isVariable)     # state (tflite_state.py); TFLM ignores its buffer
+    out.variable = bool(t.isVariable)     # state (state.py); TFLM ignores its buffer
     q = t.quantization
     if q is not None and q.scale is not None and len(q.scale):
         out.scale = np.asarray(q.scale, np.float32).reshape(-1)
@@ -171,7 +164,7 @@ def from_tflite(model: str | Path | bytes, name: str | None = None, where: str |
     """Convert a .tflite (path or bytes) to an IRModule with the model's NHWC I/O and dtypes.
 
     Subgraph 0 is the model; another subgraph is converted only as a CALL_ONCE init subgraph.
-    Resource variables and variable tensors become ``IRModule.states`` (tflite_state.py): extra
+    Resource variables and variable tensors become ``IRModule.states`` (state.py): extra
     trailing parameters and outputs of ``main``, after the model's own. ``where`` (default: the path, or
     "the TFLite flatbuffer") names the file in the errors about its bytes."""
     _schema()

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Constant, Expr, call
-from ..ops.recurrent import DIRECTIONS
-from .onnx_registry import Node, converter, optional_arg
+from ...ir import Constant, Expr, call
+from ...ops.recurrent import DIRECTIONS
+from .registry import Node, converter, optional_arg
 
 DEFAULT_ACTIVATIONS = {"LSTM": ("sigmoid", "tanh", "tanh"), "GRU": ("sigmoid", "tanh")}
 

@@ -11,9 +11,9 @@ average over the box is the average over D of the averages over (H, W) (float32 
 """
 from __future__ import annotations
 
-from ..ir import Expr, call
-from .onnx_ops import reshape, window_attrs, window_pads, with_h
-from .onnx_registry import Node, converter
+from ...ir import Expr, call
+from .ops import reshape, window_attrs, window_pads, with_h
+from .registry import Node, converter
 
 
 def _pool2d(node: Node, x: Expr, kernel, strides, dil, pads) -> Expr:

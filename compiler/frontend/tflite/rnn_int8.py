@@ -18,10 +18,10 @@ import math
 
 import numpy as np
 
-from .. import quant
-from ..ir import Constant, Expr, call
-from ..ops.recurrent_int8 import tanh_params
-from .tflite_registry import Graph, Op, Tensor, transpose
+from ... import quant
+from ...ir import Constant, Expr, call
+from ...ops.recurrent_int8 import tanh_params
+from .registry import Graph, Op, Tensor, transpose
 
 GATE_SCALE, ACT_SCALE = 2.0 ** -12, 2.0 ** -15      # Q3.12 gate inputs, Q0.15 activations
 

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..errors import TinyfuseError
+from ...errors import TinyfuseError
 
 DENSE, SPARSE_CSR = 0, 1          # schema.fbs DimensionType
 

@@ -12,8 +12,8 @@ point), as the TFLite converter makes them; otherwise the int8 op directly on th
 """
 from __future__ import annotations
 
-from ..ir import call
-from .tflite_registry import Graph, Op, constant, converter, finish, is_int8, real
+from ...ir import call
+from .registry import Graph, Op, constant, converter, finish, is_int8, real
 
 
 @converter("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", max_version=4)

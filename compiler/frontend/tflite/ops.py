@@ -6,7 +6,7 @@ output in TFLite layout and dtype; ``tflite.py`` checks it against the output te
 Layout: conv, depthwise and pools run in NCHW between transposes (``TO_NCHW``/``TO_NHWC``) that
 ``convert_layout`` cancels. int8: QDQ form where legalize_qdq's arithmetic is TFLM's (conv,
 depthwise, fully connected, add, mul, softmax, logistic, tanh, concatenation, quantize); TFLM's own
-parameters otherwise (``tflite_int8``).
+parameters otherwise (``int8``).
 """
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import math
 
 import numpy as np
 
-from ..ir import Constant, Expr, call
-from . import tflite_int8 as i8
-from .onnx import sanitize
-from .tflite_int8 import F32
-from .tflite_registry import (CONVERTERS, TO_NCHW, TO_NHWC, Graph, Op, S, Tensor, _names, activation, constant,
+from ...ir import Constant, Expr, call
+from . import int8 as i8
+from ..onnx.reader import sanitize
+from .int8 import F32
+from .registry import (CONVERTERS, TO_NCHW, TO_NHWC, Graph, Op, S, Tensor, _names, activation, constant,
                               converter, dequantize, finish, is_int8, real, reshape, transpose)
 
 

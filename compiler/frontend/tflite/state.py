@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import TinyfuseError
-from ..ir import Constant, Expr, State, TensorType, Var
-from .onnx import sanitize
+from ...errors import TinyfuseError
+from ...ir import Constant, Expr, State, TensorType, Var
+from ..onnx.reader import sanitize
 
 
 STATE_TYPES = ("float32", "int8", "int16", "int32")
