@@ -21,7 +21,6 @@ from .frontend.detect import model_format
 from .frontend.onnx.reader import from_onnx, load_onnx
 from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
 from .lower import ConstPool, Kernel, lower_for_arena
-from .lower.realtime import modes as realtime_modes
 from .lower.slicing import lower_sliced
 from .cost.steps import estimate_instructions, over_budget, pieces, too_coarse
 from .lower.half_weights import half_weights
@@ -344,12 +343,11 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
         opts = options.for_group(k) if k else options
         if options.max_step_instructions:
             budget, target = options.max_step_instructions, options.target
-            return lower_sliced(fn, into, lambda: lower_for_arena(fn, kname, into, opts, option),
+            return lower_sliced(fn, into, lambda request: lower_for_arena(fn, kname, into, opts, option, request),
                                 lambda k: too_coarse(k, estimate_instructions(fn, k, target), budget))
         return lower_for_arena(fn, kname, into, opts, option)
-    with realtime_modes(options):
-        arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
-                           external=external_values(mod) | caller_owned(mod, options))
+    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
+                       external=external_values(mod) | caller_owned(mod, options))
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
     states = layout_states(mod, arena.offset, lambda arr, key: pool.ref(arr, key=key))
     where = with_caller_io(locator(mod, arena.offset, states), mod, arena.offset, options)

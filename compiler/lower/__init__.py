@@ -30,69 +30,65 @@ for _m in pkgutil.walk_packages(__path__, __name__ + "."):     # every kernel fa
     importlib.import_module(_m.name)
 
 
-def lower_for_arena(fn: Function, name: str, pool: ConstPool, options: CompileOptions, option=None) -> Kernel:
+def lower_for_arena(fn: Function, name: str, pool: ConstPool, options: CompileOptions, option=None,
+                    slice=None) -> Kernel:
     """Lower ``fn`` to a Kernel named ``name`` under ``options`` (a CompileOptions: variants, lowering
     knobs ``options.group_knobs``) in the mode of ``option``, the memory plan's InPlace (or None):
     ``dw_plane`` and ``pixel_buffer`` have kernels of their own, every other rule runs the normal one
-    with aliased pointers. A poly-fused group becomes one line-buffered kernel."""
-    with group_knobs.lowering(options.group_knobs) as offers:
-        if fn.attrs.get("poly"):
-            from .conv.chain import lower_fused_chain
-            kernel = lower_fused_chain(fn, name, pool, options)
-        else:
-            rule = option.rule if option is not None else None
-            mode = rule if rule in ("dw_plane", "pixel_buffer") else "normal"
-            kernel = lower_group(fn, name, pool, options, mode, option.order if mode == "pixel_buffer" else None)
-    return group_knobs.attach(kernel, offers, options.group_knobs)
+    with aliased pointers. A poly-fused group becomes one line-buffered kernel. ``slice``: step
+    fission's request (``poly.slices.SliceRequest``) or None."""
+    rule = option.rule if option is not None else None
+    mode = rule if rule in ("dw_plane", "pixel_buffer") else "normal"
+    ctx = LowerCtx(options, pool, name, mode, option.order if mode == "pixel_buffer" else None,
+                   knobs=dict(options.group_knobs or {}), slice=slice)
+    if fn.attrs.get("poly"):
+        from .conv.chain import lower_fused_chain
+        kernel = lower_fused_chain(fn, ctx)
+    else:
+        kernel = lower_group(fn, ctx)
+    return group_knobs.attach(kernel, ctx.offers, ctx.knobs)
 
 
-def lower_group(fn: Function, name: str, pool: ConstPool, options: CompileOptions, mode: str = "normal",
-                order: str | None = None) -> Kernel:
-    """Lower one fused group to a Kernel named ``name``: the strategy's choice for ``mode`` (``order``:
-    the pixel order of ``pixel_buffer``). Raises TinyfuseError if no kernel exists."""
+def lower_group(fn: Function, ctx: LowerCtx) -> Kernel:
+    """Lower one fused group to a Kernel: the strategy's choice for ``ctx.mode``. Raises TinyfuseError
+    if no kernel exists."""
     anchor, epilogue_ops = split_group(fn)
     key = anchor.op if anchor is not None else "elemwise"
     if key not in LOWERINGS:
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): no C kernel for this op yet")
     if anchor is not None and anchor.op != "concatenate" and not isinstance(anchor.args[0], Var):
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): the data input must be a tensor")
-    choice = choose(fn, options, mode, order)
-    assert choice is not None, f"{name}: no implementation of {key} serves mode {mode}"
+    options, name = ctx.options, ctx.name
+    choice = choose(fn, options, ctx.mode, ctx.order)
+    assert choice is not None, f"{name}: no implementation of {key} serves mode {ctx.mode}"
     for reason in choice.declined:
         log.info("%s: %s not used (%s)", name, *reason)
-    ctx = LowerCtx(options, pool, name, mode, order)
     tried = []
-    for impl in [choice.impl, *accepted(fn, options, mode, order)]:
+    for impl in [choice.impl, *accepted(fn, options, ctx.mode, ctx.order)]:
         if impl in tried:
             continue
         tried.append(impl)
-        mark = pool.mark()
+        mark = ctx.pool.mark()
         try:
-            kernel = _lower_impl(impl, fn, anchor, ctx)
+            kernel = (IMPLEMENTATIONS.get(impl.name) or LOWERINGS[key])(fn, ctx)
         except Unsupported as e:      # the strategy accepted what the lowering cannot build: a defect
-            pool.rollback(mark)
+            ctx.pool.rollback(mark)
             log.warning("%s: %s accepted the group but its lowering declined (%s); trying the next", name, impl.name, e)
             continue
         kernel.kind, kernel.declined = impl.name, list(choice.declined)
         if kernel.variant == "ref" and impl.isa not in ("ref", "skip_zero"):
             kernel.variant = impl.isa
-        return kernel if kernel.code else _finish(kernel, fn, anchor, epilogue_ops, name)
+        return kernel if kernel.code else _finish(kernel, fn, anchor, epilogue_ops, ctx)
     raise TinyfuseError(f"{name}: no kernel of {key} could be built")
 
 
-def _lower_impl(impl, fn: Function, anchor, ctx: LowerCtx) -> Kernel:
-    if impl.name in IMPLEMENTATIONS:
-        return IMPLEMENTATIONS[impl.name](fn, ctx)
-    key = anchor.op if anchor is not None else "elemwise"
-    return LOWERINGS[key](fn, anchor, ctx.epilogue(fn), ctx.pool, ctx.name)
-
-
-def _finish(kernel: Kernel, fn: Function, anchor, epilogue_ops, name: str) -> Kernel:
+def _finish(kernel: Kernel, fn: Function, anchor, epilogue_ops, ctx: LowerCtx) -> Kernel:
+    name = ctx.name
     kernel.ops = kernel.ops or [c.op for c in ([anchor] if anchor is not None else []) + epilogue_ops]  # a lowering may list its own
     if "_ct(" in kernel.loops and WCET_HEADER not in kernel.headers:     # an epilogue's --wcet form
         kernel.headers = [*kernel.headers, WCET_HEADER]
     kernel.group = fn.attrs.get("name", name)
-    found = found_slice(kernel)
+    found = found_slice(kernel, ctx.slice)
     kernel.slice_range, kernel.slice_points = ((found.lo, found.hi), found.points) if found else (None, None)
     kernel.code = template("expr/kernel.c.j2").render(
         name=name, group=kernel.group, ops=kernel.ops, macs=kernel.macs, params=[p.ctype for p in kernel.params],

@@ -17,7 +17,7 @@ from ..ops.batch_matmul import logical_shapes
 from ..ops.view import contiguous
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine
-from .reduction_nest import reduction_kernel
+from .reduction_nest import Reduction, reduction_kernel
 from .registry import lowering
 
 
@@ -35,7 +35,8 @@ def _reader(e, view, pool, epi, batch_out: int):
 
 
 @lowering("nn.batch_matmul", "qnn.batch_matmul")
-def lower_batch_matmul(fn, anchor, epi, pool, name) -> Kernel:
+def lower_batch_matmul(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     a, b = anchor.args
     at = anchor.attrs
     sa, sb, shape = logical_shapes([a.ty, b.ty], at)
@@ -52,5 +53,6 @@ def lower_batch_matmul(fn, anchor, epi, pool, name) -> Kernel:
         o = [c[d] for d in dims]
         return t.S_mac(a_at(o[:nb], o[nb], c["k"]), b_at(o[:nb], c["k"], o[nb + 1]), *offsets)
 
-    return reduction_kernel(fn, anchor, epi, t, name, dims, box(dims, shape), (("k",), f"0 <= k < {K}"), mac,
-                            lambda **c: [c[dims[i]] for i in axes], macs=int(np.prod(shape)) * K)
+    return reduction_kernel(fn, ctx, anchor, epi, t, Reduction(dims, box(dims, shape), (("k",), f"0 <= k < {K}"), mac,
+                                                               lambda **c: [c[dims[i]] for i in axes],
+                                                               int(np.prod(shape)) * K))

@@ -2,14 +2,15 @@
 params or constants (a constant operand is read from flash)."""
 from ..codegen.templates import template
 from ..ir import Constant
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
 from .registry import lowering
 
 
 @lowering("concatenate")
-def lower_concat(fn, anchor, epi, pool, name) -> Kernel:
+def lower_concat(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     axis, out = anchor.attrs["axis"], anchor.ty
     t = template("concat/ref.c.j2").module
     dims = tuple(f"o{i}" for i in range(out.ndim))
@@ -24,5 +25,5 @@ def lower_concat(fn, anchor, epi, pool, name) -> Kernel:
 
         stmts.append(Statement(f"S{i}", dims, box(dims, x.ty.shape), (str(i),) + dims, body))
         offset += x.ty.shape[axis]
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)

@@ -8,12 +8,13 @@ from ..codegen.templates import template
 from ..ops.conv_transpose import Conv2DTranspose
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
-from .reduction_nest import reduction_kernel
+from .reduction_nest import Reduction, reduction_kernel
 from .registry import lowering
 
 
 @lowering("nn.conv2d_transpose", "qnn.conv2d_transpose")
-def lower_conv2d_transpose(fn, anchor, epi, pool, name) -> Kernel:
+def lower_conv2d_transpose(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     x, wt = anchor.args
     a = anchor.attrs
     (N, C, H, W), (G, Cg, M, KH, KW) = Conv2DTranspose.dims(x.ty, wt.ty, a)
@@ -33,12 +34,13 @@ def lower_conv2d_transpose(fn, anchor, epi, pool, name) -> Kernel:
         k = affine((g, M), (m, 1))
         return [n, h, w, k] if nhwc else [n, k, h, w]
 
-    def mac(n, h, w, g, m, r, i, s, j, c):
-        ci, k = affine((g, Cg), (c, 1)), affine((g, M), (m, 1))
+    def mac(**d):                      # d: n, h, w, g, m, r, i, s, j, c as isl names them
+        ci, k = affine((d["g"], Cg), (d["c"], 1)), affine((d["g"], M), (d["m"], 1))
+        n, i, j, r, s = d["n"], d["i"], d["j"], d["r"], d["s"]
         xi = flat_index(x.ty.shape, [n, i, j, ci] if nhwc else [n, ci, i, j])
-        wi = flat_index(wt.ty.shape, [k, r, s, c] if a["kernel_layout"] == "OHWI" else [ci, m, r, s])
+        wi = flat_index(wt.ty.shape, [k, r, s, d["c"]] if a["kernel_layout"] == "OHWI" else [ci, d["m"], r, s])
         return t.S_mac(f"p0[{xi}]", f"{wname}[{wi}]", offset)
 
     macs = N * H * W * C * M * KH * KW     # every input pixel scatters KH·KW·M products (taps cut at the border count)
-    return reduction_kernel(fn, anchor, epi, t, name, outer, out_box, (("r", "i", "s", "j", "c"), taps), mac,
-                            out_idx, macs=macs)
+    return reduction_kernel(fn, ctx, anchor, epi, t, Reduction(outer, out_box, (("r", "i", "s", "j", "c"), taps), mac,
+                                                               out_idx, macs))

@@ -4,7 +4,7 @@ place over a same-shape input when the planner allows) and transposes."""
 import numpy as np
 
 from ..codegen.templates import template
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, flat_index
 from .registry import lowering
@@ -15,7 +15,8 @@ def _dims(shape):
 
 
 @lowering("elemwise")
-def lower_elemwise(fn, anchor, epi, pool, name) -> Kernel:
+def lower_elemwise(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     out = fn.body.ty
     t = template("elemwise/ref.c.j2").module
     dims = _dims(out.shape) or ("o0",)
@@ -26,12 +27,13 @@ def lower_elemwise(fn, anchor, epi, pool, name) -> Kernel:
         lines, value = epi.code(o)
         return t.S(lines, value, f"out[{flat_index(out.shape, o) if o else '0'}]")
 
-    macros, loops = loops_to_c([Statement("S", dims, box(dims, shape), dims, body)])
+    macros, loops = ctx.loops_to_c([Statement("S", dims, box(dims, shape), dims, body)])
     return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)
 
 
 @lowering("transpose")
-def lower_transpose(fn, anchor, epi, pool, name) -> Kernel:
+def lower_transpose(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     (x,) = anchor.args
     axes = anchor.attrs["axes"]
     out = fn.body.ty       # the anchor's shape; float32 when a dequantize follows (else its dtype)
@@ -49,7 +51,7 @@ def lower_transpose(fn, anchor, epi, pool, name) -> Kernel:
     # narrowing (a quantize epilogue): descending, the order memory/inplace.py ``transpose`` proves
     narrower = np.dtype(str(out.dtype)).itemsize < np.dtype(str(x.ty.dtype)).itemsize
     time = tuple(f"-{d}" for d in dims) if narrower else dims
-    macros, loops = loops_to_c([Statement("S", dims, box(dims, out.shape), time, body)])
+    macros, loops = ctx.loops_to_c([Statement("S", dims, box(dims, out.shape), time, body)])
     return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)
 
 

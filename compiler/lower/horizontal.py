@@ -15,14 +15,14 @@ import numpy as np
 from ..codegen.templates import template
 from ..ir import Call, Function, get_op, post_order
 from ..ops.conv import Conv2D
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Epilogue, Kernel, affine, flat_index
 from .reduction_nest import reduction_statements
 from .registry import lowering
 
 
-def _branch_epilogues(anchor: Call, epi, pool):
+def _branch_epilogues(anchor: Call, epi, pool, wcet: bool):
     """Per branch: (head, Epilogue, offset, shape); head is the branch's slice_axis of the fused
     anchor (its value is acc), or None for element-wise siblings."""
     br = anchor.attrs["branches"]
@@ -32,7 +32,7 @@ def _branch_epilogues(anchor: Call, epi, pool):
         calls = [c for c in post_order(o) if isinstance(c, Call)]
         head = next((c for c in calls if c.op == "slice_axis"), None)
         ops = calls[calls.index(head) + 1:] if head is not None else calls
-        e = Epilogue(Function(br.fn.params, o), head, ops, pool, o.ty.ctype)
+        e = Epilogue(Function(br.fn.params, o), head, ops, pool, o.ty.ctype, wcet=wcet)
         e.param_names = names
         out.append((head, e, offset, shape))
     return out
@@ -43,14 +43,15 @@ def _packed(offset: int, shape, idx) -> str:
 
 
 @lowering("horizontal")
-def lower_horizontal(fn, anchor, epi, pool, name) -> Kernel:
-    branches = _branch_epilogues(anchor, epi, pool)
+def lower_horizontal(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
+    branches = _branch_epilogues(anchor, epi, pool, ctx.options.wcet)
     t = template("horizontal/ref.c.j2").module
     x_name = epi.param_names[id(anchor.args[0])]
     fused = next((c for c in post_order(anchor.attrs["branches"].fn.body)
                   if isinstance(c, Call) and get_op(c.op).horizontal), None)    # the fused (q)nn conv2d / matmul
     if fused is None:
-        return _elemwise(fn, anchor, branches, t, name)
+        return _elemwise(fn, ctx, branches, t)
     ctype = fused.ty.ctype
     offset = -fused.attrs.get("input_zero_point", 0)
     if fused.op.endswith("matmul"):
@@ -70,8 +71,8 @@ def lower_horizontal(fn, anchor, epi, pool, name) -> Kernel:
 
     stores = [(f"S_out{j}", f"{head.attrs['begin']} <= {ch} < {head.attrs['end']}", store(head, e, off, shape))
               for j, (head, e, off, shape) in enumerate(branches)]
-    macros, loops = loops_to_c(reduction_statements(dims, stmts_box, (reduce_dims, reduce_box),
-                                                    lambda **c: t.S_init(ctype), mac, stores))
+    macros, loops = ctx.loops_to_c(reduction_statements(dims, stmts_box, (reduce_dims, reduce_box),
+                                                        lambda **c: t.S_init(ctype), mac, stores))
     kernel = Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{ctype} acc;"], macros, macs=macs)
     kernel.ops = ["horizontal", fused.op] + [op.op for _, e, _, _ in branches for op in e.ops]
     return kernel
@@ -112,7 +113,7 @@ def _conv(fused, pool, x_name, t, offset):
     return dims, box(dims, extents), ("r", "s", "c"), taps, mac, N * OH * OW * O * KH * KW * C
 
 
-def _elemwise(fn, anchor, branches, t, name) -> Kernel:
+def _elemwise(fn, ctx, branches, t) -> Kernel:
     shape = branches[0][3]
     dims = tuple(f"o{i}" for i in range(len(shape))) or ("o0",)
 
@@ -124,7 +125,7 @@ def _elemwise(fn, anchor, branches, t, name) -> Kernel:
             parts.append((lines, value, f"out[{_packed(off, bshape, idx)}]"))
         return t.S_branches(parts)
 
-    macros, loops = loops_to_c([Statement("S", dims, box(dims, shape or (1,)), dims, body)])
-    kernel = Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros)
+    macros, loops = ctx.loops_to_c([Statement("S", dims, box(dims, shape or (1,)), dims, body)])
+    kernel = Kernel(ctx.name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros)
     kernel.ops = ["horizontal"] + [op.op for _, e, _, _ in branches for op in e.ops]
     return kernel

@@ -38,7 +38,8 @@ def horizontal_simd(fn, ctx, isa: str) -> Kernel:
         impl = choose_isa(part, ctx.options, isa)
         if impl is None:
             raise Unsupported(f"no {isa} kernel for {a.op}")
-        k = IMPLEMENTATIONS[impl.name](part, LowerCtx(ctx.options, ctx.pool, f"{ctx.name}_b{j}", param_names=names))
+        k = IMPLEMENTATIONS[impl.name](part, LowerCtx(ctx.options, ctx.pool, f"{ctx.name}_b{j}", knobs=ctx.knobs,
+                                                     offers=ctx.offers, slice=ctx.slice, param_names=names))
         body += [f"{{  /* branch {j}: {' -> '.join(c.op for c in [a, *chain])} */",
                  f"  {ctype} *const tf_out{j} = out + {offset};", "  {", f"    {ctype} *const out = tf_out{j};",
                  *(f"    {d}" for d in k.decls), *_indent(k.loops, 2), "  }", "}"]

@@ -9,7 +9,8 @@ import numpy as np
 from ..codegen.templates import c_literal, template
 from ..ir import Call, Constant, Function, TensorType, Var, get_op
 from ..ir.group import split_group  # noqa: F401  (re-exported: lowerings split their group)
-from .realtime import current as current_modes
+from ..poly import loops_to_c
+from ..poly.codegen import schedule_to_c
 
 
 @dataclass
@@ -138,8 +139,9 @@ class Epilogue:
     its registry entry in ``codegen_templates/expr/elemwise.c.j2``.
     """
 
-    def __init__(self, fn: Function, anchor: Call | None, ops: list[Call], pool: ConstPool, ctype: str):
-        self.fn, self.anchor, self.ops, self.pool, self.ctype = fn, anchor, ops, pool, ctype
+    def __init__(self, fn: Function, anchor: Call | None, ops: list[Call], pool: ConstPool, ctype: str,
+                 wcet: bool = False):
+        self.fn, self.anchor, self.ops, self.pool, self.ctype, self.wcet = fn, anchor, ops, pool, ctype, wcet
         self.param_names = {id(p): f"p{i}" for i, p in enumerate(fn.params)}
         self.macro_modules = [template("expr/elemwise.c.j2").module, template("expr/qnn.c.j2").module]
 
@@ -151,12 +153,12 @@ class Epilogue:
 
     def attrs_for(self, op: Call, macro) -> dict:
         """Attributes as the macro sees them: arrays become const array names, plus ``dtype`` (the
-        op's output dtype) when the macro takes it, and ``wcet`` under --wcet (lower/realtime.py)."""
+        op's output dtype) when the macro takes it, and ``wcet`` under --wcet (``CompileOptions.wcet``)."""
         attrs = {k: (self.pool.ref(np.asarray(v), key=("attr", id(op), k)) if isinstance(v, np.ndarray) else v)
                  for k, v in op.attrs.items()}
         if "dtype" in macro.arguments:
             attrs["dtype"] = op.ty.dtype
-        if "wcet" in macro.arguments and current_modes().wcet:
+        if "wcet" in macro.arguments and self.wcet:
             attrs["wcet"] = True
         return attrs
 
@@ -192,22 +194,60 @@ class Epilogue:
 
 @dataclass
 class LowerCtx:
-    """What an implementation's lowering gets beside the group ``fn``: the compile ``options``, the
-    constant ``pool``, the kernel ``name``, the ``mode`` it runs in (strategy.MODES) and the pixel
-    ``order`` of the pixel_buffer mode; ``param_names`` (optional) renames the group's parameters in
-    its epilogue (a horizontal group's branch reads the kernel's parameters)."""
+    """Everything a lowering gets beside the group ``fn`` (one signature, ``lower(fn, ctx) -> Kernel``):
+
+    - ``options``: the CompileOptions (target, variants, ``wcet``, rounding, ...);
+    - ``pool``: the constant pool; ``name``: the kernel's C name;
+    - ``mode``: the strategy mode it runs in (strategy.MODES); ``order``: the pixel order of
+      ``pixel_buffer``;
+    - ``knobs``: the group's lowering knobs (tuning records; ``lower.group_knobs`` lists them); a family
+      reads them with ``knob`` and records the values it takes with ``offer`` (filled into ``offers``);
+    - ``slice``: step fission's request (``poly.slices.SliceRequest``) or None: every loop nest goes
+      through ``loops_to_c`` / ``schedule_to_c`` here, which pass it on;
+    - ``param_names``: renames the group's parameters in its epilogue (a horizontal group's branch).
+    """
 
     options: object
     pool: ConstPool
     name: str
     mode: str = "normal"
     order: str | None = None
+    knobs: dict = field(default_factory=dict)
+    offers: dict = field(default_factory=dict)
+    slice: object = None
     param_names: dict | None = None
 
     def epilogue(self, fn: Function) -> Epilogue:
         """A fresh Epilogue of ``fn`` (a lowering may rewrite its ops, e.g. fold an offset into the bias)."""
         anchor, ops = split_group(fn)
-        epi = Epilogue(fn, anchor, ops, self.pool, fn.body.ty.ctype)
+        epi = Epilogue(fn, anchor, ops, self.pool, fn.body.ty.ctype, wcet=self.options.wcet)
         if self.param_names is not None:
             epi.param_names = self.param_names
         return epi
+
+    def unpack(self, fn: Function):
+        """(anchor, a fresh epilogue, pool, name): what an anchor lowering starts from."""
+        anchor, _ = split_group(fn)
+        return anchor, self.epilogue(fn), self.pool, self.name
+
+    def knob(self, name: str, default=None):
+        """One lowering knob of the group (``lower.group_knobs``), or ``default``."""
+        return self.knobs.get(name, default)
+
+    def offer(self, name: str, values) -> None:
+        """The lowering takes knob ``name`` with these ``values`` (the first: its default); ``tune.space``
+        proposes the others."""
+        self.offers[name] = tuple(values)
+
+    @property
+    def widened(self) -> bool:
+        """Whether the group's SMLAD kernels read int16 pre-widened weights (``weights: int16``)."""
+        return self.knob("weights", "int8") == "int16"
+
+    def loops_to_c(self, statements, indent: int = 2) -> tuple[str, str]:
+        """``poly.loops_to_c`` with this lowering's slice request."""
+        return loops_to_c(statements, indent, self.slice)
+
+    def schedule_to_c(self, schedule, bodies: dict) -> tuple[str, str]:
+        """``poly.codegen.schedule_to_c`` with this lowering's slice request."""
+        return schedule_to_c(schedule, bodies, slice=self.slice)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..codegen.templates import c_literal, template
 from ..ir import Constant
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, broadcast_index, flat_index
 from .registry import lowering
@@ -24,7 +24,8 @@ def _double(v: float) -> str:
 
 
 @lowering("nn.layer_norm", "qnn.layer_norm")
-def lower_layer_norm(fn, anchor, epi, pool, name) -> Kernel:
+def lower_layer_norm(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     x, gamma, beta = anchor.args
     a = anchor.attrs
     axis, shape = a["axis"], x.ty.shape
@@ -75,5 +76,5 @@ def lower_layer_norm(fn, anchor, epi, pool, name) -> Kernel:
     stmts = [Statement(sname, outer + inner if per_elem else outer, row_box if per_elem else outer_box,
                        outer + (str(i),) + (inner if per_elem else z), fbody)
              for i, (sname, per_elem, fbody) in enumerate(body)]
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, decls, macros, macs=x.ty.size)

@@ -7,7 +7,7 @@ from ..codegen.templates import template
 from ..ir import Constant
 from ..poly.isl_helpers import box
 from .kernel import Kernel, flat_index
-from .reduction_nest import reduction_kernel
+from .reduction_nest import Reduction, reduction_kernel
 from .registry import lowering
 
 
@@ -18,7 +18,8 @@ def _batch_index(shape: tuple[int, ...], batch: list[str]) -> list[str]:
 
 
 @lowering("nn.matmul", "qnn.matmul")
-def lower_matmul(fn, anchor, epi, pool, name) -> Kernel:
+def lower_matmul(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     a, b = anchor.args
     K, N = b.ty.shape[-2:]
     out_shape = anchor.ty.shape
@@ -41,5 +42,6 @@ def lower_matmul(fn, anchor, epi, pool, name) -> Kernel:
         bi = _batch_index(b_batch, batch)
         return t.S_mac(f"p0[{flat_index(a.ty.shape, ai)}]", b_at(bi, k, o[-1]), -anchor.attrs.get("input_zero_point", 0))
 
-    return reduction_kernel(fn, anchor, epi, t, name, dims, box(dims, out_shape), (("k",), f"0 <= k < {K}"), mac,
-                            lambda **c: [c[d] for d in dims], macs=int(np.prod(out_shape)) * K)
+    return reduction_kernel(fn, ctx, anchor, epi, t, Reduction(dims, box(dims, out_shape), (("k",), f"0 <= k < {K}"),
+                                                               mac, lambda **c: [c[d] for d in dims],
+                                                               int(np.prod(out_shape)) * K))

@@ -6,15 +6,18 @@ folded into the accumulators' start values (exact: every product of a matmul is 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
 from ..codegen.templates import template
 from ..ir import Constant
-from ..poly import loops_to_c
 from .conv.blocks import block_inits, blocked_statements, mac_bounds, short_output
 from .conv.dsp import WIDE_CHANNELS, wide_direct, wide_unroll
 from . import group_knobs
-from .kernel import Kernel, affine, flat_index
+from .kernel import Kernel, affine, flat_index, split_group
+from .registry import implements
 from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require, widen_weights
 
 
@@ -52,17 +55,29 @@ def transposed_weights(pool, b) -> str:
     return pool.ref(np.ascontiguousarray(np.swapaxes(b.value, -1, -2)), key=("T", id(b)))
 
 
-def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit, och=lambda K: 2,
-                short: bool = False, weights=transposed_weights) -> Kernel:
-    """Fully connected as 2-row x ``och(K)``-column output blocks; ``emit(t, x, w, inits, outputs, npix,
-    nch, K)`` prints one block with the variant's micro-kernel (the only part DSP and Helium differ in).
-    ``short``: use the short exact requantize where it applies (conv.blocks.short_output)."""
-    require(order is None, "no in-place matmul kernel")
+@dataclass(frozen=True)
+class FcBlocks:
+    """What the DSP and Helium fully connected kernels differ in: the ``template`` module, ``emit(t, x,
+    w, inits, outputs, npix, nch, K)`` printing one block with the variant's micro-kernel, ``och(K)``
+    output columns per block, ``short``: the short exact requantize where it applies
+    (conv.blocks.short_output), ``weights(pool, b)``: the C name of the [N][K] weights."""
+
+    template: str
+    emit: Callable[..., str]
+    och: Callable[[int], int] = lambda K: 2
+    short: bool = False
+    weights: Callable = transposed_weights
+
+
+def _blocked_fc(fn, ctx, spec: FcBlocks) -> Kernel:
+    """Fully connected as 2-row x ``spec.och(K)``-column output blocks (module doc)."""
+    anchor, epi, pool, name = ctx.unpack(fn)
+    emit, short = spec.emit, spec.short
     R, K, N, offset = fc_geometry(anchor, epi)
     b = anchor.args[1]
     out_shape = anchor.ty.shape
-    t = template(variant_template).module
-    wname = weights(pool, b)
+    t = template(spec.template).module
+    wname = spec.weights(pool, b)
     init = fold_offset(epi, anchor, offset_fold(b.value.T, offset), pool)
     value, headers = short_output(epi, anchor, pool, init, mac_bounds(b.value.T, -128, 127)) if short else (None, [])
 
@@ -72,17 +87,21 @@ def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit,
         return emit(t, x, w, block_inits(init, o, nch), row_outputs(epi, out_shape, r, o, npix, nch, short=value),
                     npix, nch, K)
 
-    macros, loops = loops_to_c(blocked_statements(1, R, N, None, block, och=och(K)))
+    macros, loops = ctx.loops_to_c(blocked_statements(1, R, N, None, block, och=spec.och(K)))
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
                   macs=R * N * K, headers=[*HEADERS, *headers])
 
 
-def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
-    R, K_, N, _ = fc_geometry(anchor, epi)
+@implements("matmul.arm_dsp")
+def matmul_dsp(fn, ctx) -> Kernel:
+    """The SMLAD fully connected kernel (module doc); offers the int16 pre-widened weights knob."""
+    anchor, _ = split_group(fn)
+    K_, N = anchor.args[1].ty.shape
+    R = int(np.prod(anchor.ty.shape[:-1]))
     w16 = False
     if K_ % 4 == 0 and wide_direct(K_ // 4):       # the int16 pre-widened weights (tuning knob)
-        group_knobs.offer("weights", group_knobs.WEIGHTS)
-        w16 = group_knobs.widened()
+        ctx.offer("weights", group_knobs.WEIGHTS)
+        w16 = ctx.widened
 
     def emit(t, x, w, inits, outs, npix, nch, K):   # SMLAD over 4 taps at a time, then the K % 4 tail
         if wide_direct(K // 4):                     # 2 rows x 4 columns (conv.dsp.WIDE_CHANNELS)
@@ -93,11 +112,13 @@ def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
         return t.block(npix, nch, K // 4, x, K, w, K, inits, outs, tail)
     weights = (lambda pool, b: pool.ref(widen_weights(b.value.T), key=("fc_w16", id(b)))) if w16 \
         else transposed_weights
-    return _blocked_fc(fn, anchor, epi, pool, name, order, "matmul/arm_dsp.c.j2", emit,
-                       lambda K: WIDE_CHANNELS if wide_direct(K // 4) else 2, short=True, weights=weights)
+    return _blocked_fc(fn, ctx, FcBlocks("matmul/arm_dsp.c.j2", emit, lambda K: WIDE_CHANNELS if wide_direct(K // 4) else 2,
+                                         True, weights))
 
 
-def matmul_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
+@implements("matmul.arm_mve")
+def matmul_mve(fn, ctx) -> Kernel:
+    """The Helium fully connected kernel (module doc)."""
     def emit(t, x, w, inits, outs, npix, nch, K):   # tail-predicated vmladavaq over all K
         return t.block(npix, nch, K, x, K, w, K, inits, outs)
-    return _blocked_fc(fn, anchor, epi, pool, name, order, "matmul/arm_mve.c.j2", emit)
+    return _blocked_fc(fn, ctx, FcBlocks("matmul/arm_mve.c.j2", emit))

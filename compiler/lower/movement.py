@@ -4,7 +4,7 @@ table or an arithmetic progression (take), o mod n (tile), 0 on broadcast dims (
 import numpy as np
 
 from ..codegen.templates import template
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
 from .registry import lowering
@@ -41,7 +41,8 @@ SOURCES = {"strided_slice": _strided_slice, "take": _take, "tile": _tile, "broad
 
 
 @lowering(*SOURCES)
-def lower_movement(fn, anchor, epi, pool, name) -> Kernel:
+def lower_movement(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     (x,) = anchor.args
     out = anchor.ty
     t = template("movement/ref.c.j2").module
@@ -54,5 +55,5 @@ def lower_movement(fn, anchor, epi, pool, name) -> Kernel:
         assert not lines, f"{anchor.op} groups carry no epilogue"
         return t.S(f"out[{flat_index(out.shape, o)}]", value)
 
-    macros, loops = loops_to_c([Statement("S", dims, box(dims, out.shape), dims, body)])
+    macros, loops = ctx.loops_to_c([Statement("S", dims, box(dims, out.shape), dims, body)])
     return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)

@@ -4,14 +4,15 @@ x[out - before]. Negative pads crop: the interior just starts/ends inside x. nn.
 reflect, wrap) is one copy statement through per-axis source-index tables."""
 from ..codegen.templates import c_literal, template
 from ..ir import get_op
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
 from .registry import lowering
 
 
 @lowering("nn.pad")
-def lower_pad(fn, anchor, epi, pool, name) -> Kernel:
+def lower_pad(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     (x,) = anchor.args
     out, pw = anchor.ty, anchor.attrs["pad_width"]
     t = template("pad/ref.c.j2").module
@@ -35,14 +36,15 @@ def lower_pad(fn, anchor, epi, pool, name) -> Kernel:
     stmts = [Statement("S_copy", dims, f"{ob} and {inner}", ("1",) + dims, copy)]
     if border:
         stmts.insert(0, Statement("S_fill", dims, f"{ob} and ({' or '.join(border)})", ("0",) + dims, fill))
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)
 
 
 @lowering("nn.border_pad")
-def lower_border_pad(fn, anchor, epi, pool, name) -> Kernel:
+def lower_border_pad(fn, ctx) -> Kernel:
     """out[o] = x[src_0[o_0], ...]: a const source-index table in flash per padded axis
     (ops/pad.py ``border_source``), the output coordinate itself on the others."""
+    anchor, epi, pool, name = ctx.unpack(fn)
     (x,) = anchor.args
     out = anchor.ty
     t = template("pad/ref.c.j2").module
@@ -57,5 +59,5 @@ def lower_border_pad(fn, anchor, epi, pool, name) -> Kernel:
         assert not lines, "nn.border_pad groups carry no epilogue"
         return t.S_copy(f"out[{flat_index(out.shape, o)}]", value)
 
-    macros, loops = loops_to_c([Statement("S_copy", dims, box(dims, out.shape), dims, copy)])
+    macros, loops = ctx.loops_to_c([Statement("S_copy", dims, box(dims, out.shape), dims, copy)])
     return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)

@@ -5,10 +5,9 @@ pool with ``input_layout`` 'NCHW' reads its input at [n, c, ih, iw] (passes/fold
 import numpy as np
 
 from ..codegen.templates import c_literal, template
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
-from .realtime import current as current_modes
 from .registry import lowering
 
 
@@ -32,7 +31,8 @@ def window_counts(H, W, attrs, oh, ow):
 
 
 @lowering("nn.max_pool2d", "nn.avg_pool2d", "qnn.avg_pool2d")
-def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
+def lower_pool(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     (x,) = anchor.args
     a = anchor.attrs
     kind = {"nn.max_pool2d": "max", "nn.avg_pool2d": "avg", "qnn.avg_pool2d": "qavg"}[anchor.op]
@@ -74,14 +74,14 @@ def lower_pool(fn, anchor, epi, pool, name) -> Kernel:
         # the epilogue reads it as the anchor's type (no implicit narrowing: -Wconversion)
         lines, value = epi.code(o, f"({anchor.ty.ctype})acc" if kind == "qavg" and epi.ops else "acc")
         return t.S_out(kind, div, lines, value, f"out[{flat_index(anchor.ty.shape, o)}]", fn.body.ty.ctype,
-                       wcet=current_modes().wcet)
+                       wcet=ctx.options.wcet)
 
     stmts = [
         Statement("S_init", dims, ob, dims + ("0", "0", "0"), lambda **c: t.S_init(kind, lowest)),
         Statement("S_acc", dims + ("r", "s"), f"{ob} and {taps}", dims + ("1", "r", "s"), acc),
         Statement("S_out", dims, ob, dims + ("2", "0", "0"), store),
     ]
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     acc_type = "int32_t" if kind == "qavg" else anchor.ty.ctype
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{acc_type} acc;"], macros,
                   macs=N * OH * OW * C * KH * KW)

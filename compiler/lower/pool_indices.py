@@ -4,15 +4,16 @@ the first tap that holds it (ops/pool_indices.py ``flat_source``, printed as C).
 import numpy as np
 
 from ..codegen.templates import c_literal, template
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
 from .registry import lowering
 
 
 @lowering("nn.max_pool2d_indices")
-def lower_pool_indices(fn, anchor, epi, pool, name) -> Kernel:
+def lower_pool_indices(fn, ctx) -> Kernel:
     """The Kernel of one nn.max_pool2d_indices (no epilogue: the op is OPAQUE)."""
+    anchor, epi, pool, name = ctx.unpack(fn)
     (x,) = anchor.args
     a = anchor.attrs
     N, C, H, W = x.ty.shape
@@ -42,6 +43,6 @@ def lower_pool_indices(fn, anchor, epi, pool, name) -> Kernel:
         Statement("S_acc", dims + ("r", "s"), f"{ob} and {taps}", dims + ("1", "r", "s"), acc),
         Statement("S_out", dims, ob, dims + ("2", "0", "0"), store),
     ]
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{x.ty.ctype} acc;", "int64_t arg;"],
                   macros, macs=N * OH * OW * C * KH * KW)

@@ -9,14 +9,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen.templates import c_literal, template
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
 from .pool import window_counts
+from .registry import implements
 from .simd import HEADERS, require
 
 
-def avg_pool_mve(fn, anchor, epi, pool, name) -> Kernel:
+@implements("avg_pool.arm_mve")
+def avg_pool_mve(fn, ctx) -> Kernel:
+    """The Helium int8 average pool (module doc)."""
+    anchor, epi, pool, name = ctx.unpack(fn)
     (x,) = anchor.args
     a = anchor.attrs
     require(a["layout"] == "NHWC" and (a["input_layout"] or "NHWC") == "NHWC", "NHWC input and output only")
@@ -55,7 +59,7 @@ def avg_pool_mve(fn, anchor, epi, pool, name) -> Kernel:
                   Statement(f"S_acc{tag}", dims + ("r", "s"), f"{ob} and {taps}", dims + ("1", "r", "s"),
                             lambda k=k, **c: acc(**c, k=k)),
                   Statement(f"S_out{tag}", dims, ob, dims + ("2", "0", "0"), lambda k=k, **c: out(**c, k=k))]
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, ["int32x4_t vacc;"], macros,
                   macs=N * OH * OW * C * KH * KW, headers=list(HEADERS))
 

@@ -9,17 +9,18 @@ import numpy as np
 
 from .. import quant
 from ..codegen.templates import template
-from . import realtime
 from .kernel import Kernel
+from .realtime import WCET_HEADER
 from .registry import lowering
 
 
 @lowering("qnn.softmax")
-def lower_qsoftmax(fn, anchor, epi, pool, name) -> Kernel:
+def lower_qsoftmax(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     a = anchor.attrs
     shape, axis = anchor.ty.shape, a["axis"] % anchor.ty.ndim
     fixed = quant.softmax_is_fixed_point(a["in_scale"], a["out_scale"], a["out_zero_point"])
-    wcet = fixed and realtime.current().wcet     # the table path divides in 64 bits: data-dependent, reported
+    wcet = fixed and ctx.options.wcet     # the table path divides in 64 bits: data-dependent, reported
     if fixed:
         params = quant.softmax_params(a["in_scale"])
     else:
@@ -33,4 +34,4 @@ def lower_qsoftmax(fn, anchor, epi, pool, name) -> Kernel:
         out_zero_point=a["out_zero_point"])
     return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [],
                   scratch_bytes=4 * shape[axis] if fixed else 0,   # the fixed path's int32 exps of one row
-                  headers=[realtime.WCET_HEADER] if wcet else [])
+                  headers=[WCET_HEADER] if wcet else [])

@@ -16,7 +16,8 @@ from .registry import lowering
 
 
 @lowering("nn.lstm", "nn.gru")
-def lower_recurrent(fn, anchor, epi, pool, name) -> Kernel:
+def lower_recurrent(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     lstm = anchor.op == "nn.lstm"
     names = [pool.ref(a) if isinstance(a, Constant) else epi.param_names[id(a)] for a in anchor.args]
     x, w = anchor.args[0].ty.shape, anchor.args[1].ty.shape
@@ -37,8 +38,9 @@ def lower_recurrent(fn, anchor, epi, pool, name) -> Kernel:
 
 
 @lowering("qnn.lstm")
-def lower_qlstm(fn, anchor, epi, pool, name) -> Kernel:
+def lower_qlstm(fn, ctx) -> Kernel:
     """TFLM's int8 LSTM (codegen_templates/recurrent/qlstm.c.j2; arithmetic: ops/recurrent_int8.py)."""
+    anchor, epi, pool, name = ctx.unpack(fn)
     a = anchor.attrs
     names = [None if k == 3 else pool.ref(x) if isinstance(x, Constant) else epi.param_names[id(x)]
              for k, x in enumerate(anchor.args)]                  # the bias is emitted folded, below

@@ -3,14 +3,15 @@ the inner ones; the divisor (number of reduced elements) is a compile-time liter
 import numpy as np
 
 from ..codegen.templates import c_literal, template
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, flat_index
 from .registry import lowering
 
 
 @lowering("mean")
-def lower_mean(fn, anchor, epi, pool, name) -> Kernel:
+def lower_mean(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     (x,) = anchor.args
     axes, keep = anchor.attrs["axes"], anchor.attrs["keepdims"]
     t = template("reduce/ref.c.j2").module
@@ -40,6 +41,6 @@ def lower_mean(fn, anchor, epi, pool, name) -> Kernel:
                   outer + ("1",) + inner, acc),
         Statement("S_out", outer, outer_box, outer + ("2",) + zeros, store),
     ]
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{ctype} acc;"], macros,
                   macs=x.ty.size)

@@ -10,9 +10,10 @@ reduction, then the store(s). The statement bodies come from the op's template (
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from .kernel import Kernel, flat_index
 
 
@@ -35,24 +36,33 @@ def reduction_statements(dims: tuple[str, ...], out_box: str, reduction: tuple[t
     return stmts
 
 
-def reduction_kernel(fn, anchor, epi, t, name: str, dims: tuple[str, ...], out_box: str,
-                     reduction: tuple[tuple[str, ...], str], mac: Callable[..., str],
-                     out_index: Callable[..., list[str]], macs: int) -> Kernel:
+@dataclass(frozen=True)
+class Reduction:
+    """What ``reduction_kernel`` builds: the output loop ``dims`` over ``out_box`` (an isl set), the
+    ``reduction`` (its dims, its domain), ``mac(**point)``: C of one S_mac instance, ``out_index(**point)``:
+    the output index of a point, and ``macs``: the nominal multiply-accumulate count."""
+
+    dims: tuple[str, ...]
+    out_box: str
+    reduction: tuple[tuple[str, ...], str]
+    mac: Callable[..., str]
+    out_index: Callable[..., list[str]]
+    macs: int
+
+
+def reduction_kernel(fn, ctx, anchor, epi, t, spec: Reduction) -> Kernel:
     """The kernel of a group whose anchor reduces into ``acc`` (type of the anchor's output, starting
     at 0 through ``t.S_init(ctype)``), then runs the group's epilogue ``epi`` and stores
-    ``out[flat(anchor shape, out_index(**point))]`` (``t.S_out(lines, value, dst)``).
-
-    ``t``: the op's template module; ``mac(**point)``: C of one S_mac instance; ``macs``: the
-    nominal multiply-accumulate count recorded on the Kernel.
-    """
+    ``out[flat(anchor shape, spec.out_index(**point))]`` (``t.S_out(lines, value, dst)``); ``t``: the
+    op's template module."""
     ctype = anchor.ty.ctype
 
     def store(**c):
-        idx = out_index(**c)
+        idx = spec.out_index(**c)
         lines, value = epi.code(idx)
         return t.S_out(lines, value, f"out[{flat_index(anchor.ty.shape, idx)}]")
 
-    stmts = reduction_statements(dims, out_box, reduction, lambda **c: t.S_init(ctype), mac,
+    stmts = reduction_statements(spec.dims, spec.out_box, spec.reduction, lambda **c: t.S_init(ctype), spec.mac,
                                  [("S_out", "", store)])
-    macros, loops = loops_to_c(stmts)
-    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{ctype} acc;"], macros, macs=macs)
+    macros, loops = ctx.loops_to_c(stmts)
+    return Kernel(ctx.name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{ctype} acc;"], macros, macs=spec.macs)

@@ -10,7 +10,7 @@ from ..codegen.templates import template
 from ..ir import get_op
 from ..ops.resize import spatial_axes
 from ..ops.resize_taps import uses_taps
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
 from .registry import lowering
@@ -28,9 +28,10 @@ def _tables(pool, anchor, t, stride: int, what: str, linear: bool):
 
 
 @lowering("nn.resize2d")
-def lower_resize(fn, anchor, epi, pool, name) -> Kernel:
+def lower_resize(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     if uses_taps(anchor.attrs):
-        return lower_resize_taps(fn, anchor, epi, pool, name)
+        return lower_resize_taps(fn, ctx)
     (x,) = anchor.args
     a, out = anchor.attrs, anchor.ty
     hax, wax = spatial_axes(a["layout"])
@@ -62,7 +63,7 @@ def lower_resize(fn, anchor, epi, pool, name) -> Kernel:
         return compute.strip() + "\n" + t.S_out(lines, value, f"out[{flat_index(out.shape, o)}]", fn.body.ty.ctype)
 
     stmts = [Statement("S_resize", dims, box(dims, out.shape), dims, body)]
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     acc_type = "int32_t" if integer else out.ctype
     taps = 4 if linear else 1
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{acc_type} acc;"], macros,

@@ -9,13 +9,14 @@ import numpy as np
 from ..codegen.templates import c_literal, template
 from ..ir import get_op
 from ..ops.resize import spatial_axes
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, flat_index
 
 
-def lower_resize_taps(fn, anchor, epi, pool, name) -> Kernel:
+def lower_resize_taps(fn, ctx) -> Kernel:
     """The Kernel of a float32 nn.resize2d for which ``ops.resize_taps.uses_taps`` holds."""
+    anchor, epi, pool, name = ctx.unpack(fn)
     (x,) = anchor.args
     a, out = anchor.attrs, anchor.ty
     hax, wax = spatial_axes(a["layout"])
@@ -43,6 +44,6 @@ def lower_resize_taps(fn, anchor, epi, pool, name) -> Kernel:
         return compute.strip() + "\n" + t.S_out(lines, value, f"out[{flat_index(out.shape, o)}]", fn.body.ty.ctype)
 
     stmts = [Statement("S_resize", dims, box(dims, out.shape), dims, body)]
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"{out.ctype} acc;"], macros,
                   macs=int(np.prod(out.shape)) * kh * kw)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..ir import Function
-from ..poly.slices import SLICES, SliceRequest
+from ..poly.slices import SliceRequest
 from .kernel import Kernel, split_group
 
 SLICEABLE = frozenset({"nn.conv2d", "qnn.conv2d", "nn.matmul", "qnn.matmul", "elemwise", "nn.max_pool2d",
@@ -35,24 +35,23 @@ DEEP = {("qnn.conv2d", "arm_dsp"): (3, 1 << 30), ("qnn.conv2d", "arm_mve"): (3, 
         ("qnn.conv2d", "ref"): (2, 5), ("nn.conv2d", "ref"): (2, 5)}
 
 
-def found_slice(kernel: Kernel):
-    """The ``poly.slices.Slice`` of ``kernel`` when it is being lowered for step fission and its body is
-    one sliceable loop nest of a SLICE_VARIANTS variant, else None (called by ``lower._finish``)."""
-    request = SLICES.get()
+def found_slice(kernel: Kernel, request: SliceRequest | None):
+    """The ``poly.slices.Slice`` of ``kernel`` when it is being lowered for step fission (``request``)
+    and its body is one sliceable loop nest of a SLICE_VARIANTS variant, else None (``lower._finish``)."""
     if request is None or len(request.found) != 1 or request.found[0] is None:
         return None
     return request.found[0] if kernel.variant in SLICE_VARIANTS else None
 
 
-def lower_sliced(fn: Function, pool, lower: Callable[[], Kernel], too_coarse: Callable[[Kernel], bool]) -> Kernel:
-    """``lower()`` (a lowering of group ``fn`` into ``pool``) with step fission: a kernel of a SLICEABLE
+def lower_sliced(fn: Function, pool, lower: Callable[..., Kernel], too_coarse: Callable[[Kernel], bool]) -> Kernel:
+    """``lower(slice)`` (a lowering of group ``fn`` into ``pool`` under a slice request, or None) with step fission: a kernel of a SLICEABLE
     family whose body is one loop nest comes back with ``slice_range`` set (sliced deeper when
     ``too_coarse(kernel)`` and the kernel is DEEP); any other is lowered again as usual (the constants
     of a discarded attempt rolled back)."""
     anchor, _ = split_group(fn)
     op = anchor.op if anchor is not None else "elemwise"
     if fn.attrs.get("poly") or op not in SLICEABLE:
-        return lower()
+        return lower(None)
     mark = pool.mark()
     kernel = _attempt(pool, lower, SliceRequest())
     deep = DEEP.get((op, kernel and kernel.variant))
@@ -61,17 +60,13 @@ def lower_sliced(fn: Function, pool, lower: Callable[[], Kernel], too_coarse: Ca
     if kernel is not None and deep and too_coarse(kernel):
         pool.rollback(mark)
         kernel = _attempt(pool, lower, SliceRequest(*deep)) or _attempt(pool, lower, SliceRequest())
-    return kernel or lower()
+    return kernel or lower(None)
 
 
-def _attempt(pool, lower: Callable[[], Kernel], request: SliceRequest) -> Kernel | None:
+def _attempt(pool, lower: Callable[..., Kernel], request: SliceRequest) -> Kernel | None:
     """The kernel lowered under ``request``, or None (nothing added to ``pool``) when it has no slice."""
     mark = pool.mark()
-    token = SLICES.set(request)
-    try:
-        kernel = lower()
-    finally:
-        SLICES.reset(token)
+    kernel = lower(request)
     if kernel.slice_range is None:
         pool.rollback(mark)
         return None

@@ -7,7 +7,8 @@ from .registry import lowering
 
 
 @lowering("nn.softmax")
-def lower_softmax(fn, anchor, epi, pool, name) -> Kernel:
+def lower_softmax(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     shape, axis = anchor.ty.shape, anchor.attrs["axis"] % anchor.ty.ndim
     loops = template("softmax/ref.c.j2").render(
         outer=int(np.prod(shape[:axis])), length=shape[axis], inner=int(np.prod(shape[axis + 1:])))

@@ -16,7 +16,8 @@ FLOAT_ACTIVATION = {"NONE": "{v}", "RELU": "({v} > 0.0f ? {v} : 0.0f)",
 
 
 @lowering("nn.svdf", "qnn.svdf")
-def lower_svdf(fn, anchor, epi, pool, name) -> Kernel:
+def lower_svdf(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     x, wf, wt, _, state = (a.ty for a in anchor.args)
     names = [pool.ref(a) if isinstance(a, Constant) else epi.param_names[id(a)] for a in anchor.args]
     quantized = anchor.op == "qnn.svdf"

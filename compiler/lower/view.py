@@ -1,14 +1,15 @@
 """slice_axis → a copy kernel, out[..., i, ...] = x[..., begin + i, ...] (only when no consumer reads
 the slice in place, see passes/fold_views.py)."""
 from ..codegen.templates import template
-from ..poly import Statement, loops_to_c
+from ..poly import Statement
 from ..poly.isl_helpers import box
 from .kernel import Kernel, affine, flat_index
 from .registry import lowering
 
 
 @lowering("slice_axis")
-def lower_slice_axis(fn, anchor, epi, pool, name) -> Kernel:
+def lower_slice_axis(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     (x,) = anchor.args
     axis, begin, out = anchor.attrs["axis"], anchor.attrs["begin"], anchor.ty
     t = template("view/ref.c.j2").module
@@ -21,5 +22,5 @@ def lower_slice_axis(fn, anchor, epi, pool, name) -> Kernel:
         assert not lines, "slice_axis groups carry no epilogue"
         return t.S(f"out[{flat_index(out.shape, o)}]", value)
 
-    macros, loops = loops_to_c([Statement("S", dims, box(dims, out.shape), dims, body)])
+    macros, loops = ctx.loops_to_c([Statement("S", dims, box(dims, out.shape), dims, body)])
     return Kernel(name, [p.ty for p in fn.params], out, loops, [], macros)

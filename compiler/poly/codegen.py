@@ -13,6 +13,6 @@ from . import isl_helpers
 
 
 def schedule_to_c(schedule: isl.UnionMap, bodies: dict[str, tuple[tuple[str, ...], Callable[..., str]]],
-                  indent: int = 2) -> tuple[str, str]:
+                  indent: int = 2, slice=None) -> tuple[str, str]:
     """(macros the loops use, C code) for a schedule isl computed; see isl_helpers.schedule_to_c."""
-    return isl_helpers.schedule_to_c(schedule.coalesce(), bodies, indent)
+    return isl_helpers.schedule_to_c(schedule.coalesce(), bodies, indent, slice)

@@ -13,7 +13,7 @@ from typing import Callable
 
 import islpy as isl
 
-from .slices import SLICES, sliced
+from .slices import SliceRequest, sliced
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,9 @@ def count_points(stmt: Statement) -> int:
     return isl.Set("{ " + stmt.domain + " }").count_val().to_python()
 
 
-def loops_to_c(statements: list[Statement], indent: int = 2) -> tuple[str, str]:
-    """Generate the loop nest. Returns (macros the loops use, C code).
+def loops_to_c(statements: list[Statement], indent: int = 2, slice: SliceRequest | None = None) -> tuple[str, str]:
+    """Generate the loop nest. Returns (macros the loops use, C code). ``slice``: step fission's request
+    (``schedule_to_c``).
 
     Raises ValueError if the schedule dimensions disagree (a lowering bug, not a user error).
     """
@@ -64,17 +65,18 @@ def loops_to_c(statements: list[Statement], indent: int = 2) -> tuple[str, str]:
         raise ValueError(f"schedules of different lengths: {[s.schedule for s in statements]}")
     dom = domain_of(statements)
     sched = isl.UnionMap("{ " + "; ".join(s.schedule for s in statements) + " }").intersect_domain(dom)
-    return schedule_to_c(sched, {s.name: (s.dims, s.body) for s in statements}, indent)
+    return schedule_to_c(sched, {s.name: (s.dims, s.body) for s in statements}, indent, slice)
 
 
-def schedule_to_c(schedule: isl.UnionMap, bodies: dict, indent: int = 2) -> tuple[str, str]:
+def schedule_to_c(schedule: isl.UnionMap, bodies: dict, indent: int = 2,
+                  slice: SliceRequest | None = None) -> tuple[str, str]:
     """isl's AST for ``schedule`` printed as C, each statement instance replaced by our body
     (ISLPY.md §5). ``bodies[name] = (dims, body(**coords) -> C text)``; coords are the C expressions
-    isl chose for the statement's coordinates. Returns (macros the loops use, C code). Inside
-    ``tinyfuse.lower.slicing`` (``slices.SLICES`` set): only the slice [tf_lo, tf_hi) (``slices.sliced``)."""
+    isl chose for the statement's coordinates. Returns (macros the loops use, C code). With a ``slice``
+    request (step fission, ``tinyfuse.lower.slicing``): only the slice [tf_lo, tf_hi) (``slices.sliced``)."""
     context = isl.Set("{ : }")
-    if SLICES.get() is not None:
-        schedule, context = sliced(schedule, SLICES.get())
+    if slice is not None:
+        schedule, context = sliced(schedule, slice)
     build = isl.AstBuild.from_context(context)
     ast = build.node_from_schedule_map(schedule)
     errors: list[BaseException] = []

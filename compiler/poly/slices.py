@@ -1,6 +1,6 @@
 """Step fission (``--max-step-instructions``): loop nests that run one slice of their schedule.
 
-While a lowering runs with ``SLICES`` set to a :class:`SliceRequest` (``tinyfuse.lower.slicing``),
+Given a :class:`SliceRequest` (``tinyfuse.lower.slicing``, through the lowering context),
 ``isl_helpers.schedule_to_c`` generates each loop nest for the statement instances whose time lies in
 a slice ``[tf_lo, tf_hi)`` (two int parameters of the kernel) of a linear index L of the schedule:
 
@@ -16,7 +16,6 @@ Each call appends a :class:`Slice` (or None: nothing varies) to the request's ``
 """
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass, field
 
 import islpy as isl
@@ -41,9 +40,6 @@ class SliceRequest:
     depth: int = 1
     limit: int = 1 << 30
     found: list = field(default_factory=list)
-
-
-SLICES: contextvars.ContextVar = contextvars.ContextVar("tinyfuse_slices", default=None)
 
 
 def _bounds(times: isl.Set, d: int) -> tuple[int, int] | None:
@@ -119,4 +115,4 @@ def sliced(schedule: isl.UnionMap, request: SliceRequest) -> tuple[isl.UnionMap,
             isl.Set(f"[tf_lo, tf_hi] -> {{ : {lo} <= tf_lo < tf_hi <= {hi} }}"))
 
 
-__all__ = ["SLICES", "Slice", "SliceRequest", "sliced", "split_dimension"]
+__all__ = ["Slice", "SliceRequest", "sliced", "split_dimension"]

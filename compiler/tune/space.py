@@ -12,7 +12,7 @@ lists what a build offers, each knob from the phase that owns it:
 - per graph: ``poly_fuse`` off, the scratch budget x2 and x1/2, ``order: "ir"``.
 
 - per kernel, the lowering knobs its family offers (``Kernel.tunable``, filled through
-  ``lower.group_knobs.offer`` by the lowering that reads them): today the arm_dsp SMLAD blocks of
+  ``LowerCtx.offer`` by the lowering that reads them): today the arm_dsp SMLAD blocks of
   conv2d, fully connected and the fused chains' conv stages -- ``weights`` int8 / int16 (pre-widened:
   twice the weight flash, no SXTB16 per weight word), ``channels`` per output block (2, 3, 4) and
   ``unroll`` (the longest fully unrolled reduction; shorter: a loop).

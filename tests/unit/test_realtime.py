@@ -12,7 +12,7 @@ from tinyfuse.driver import realtime_options
 from tinyfuse.errors import TinyfuseError
 from tinyfuse.options import CompileOptions
 from tinyfuse.poly import Statement, loops_to_c
-from tinyfuse.poly.slices import SLICES, Slice, SliceRequest, split_dimension
+from tinyfuse.poly.slices import Slice, SliceRequest, split_dimension
 
 
 def _statements():
@@ -25,12 +25,9 @@ def _statements():
 
 
 def _sliced(depth, limit=1 << 30):
-    token = SLICES.set(SliceRequest(depth, limit))
-    try:
-        _, code = loops_to_c(_statements())
-        return code, SLICES.get().found
-    finally:
-        SLICES.reset(token)
+    request = SliceRequest(depth, limit)
+    _, code = loops_to_c(_statements(), slice=request)
+    return code, request.found
 
 
 def test_split_dimension_is_the_first_that_varies():

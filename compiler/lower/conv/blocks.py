@@ -6,11 +6,14 @@ tails; each accumulator handed to the group's Epilogue at its output index ``[n,
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
 from ...codegen.emit import REQUANT_ARM_HEADER
 from ...ops.conv_geom import ConvGeom
-from ...poly import Statement, loops_to_c
+from ...poly import Statement
 from ..kernel import Kernel, affine, flat_index
 from ..requant_arm import c_store, short_requant
 from ..simd import (HEADERS, check_int8_anchor, require)
@@ -73,13 +76,15 @@ def blocked_statements(N: int, P: int, O: int, col, block, store=None, order: st
     return stmts
 
 
-def block_outputs(epi, out_shape, n: str, p: str, o: str, npix: int, nch: int, tmp: str | None = None,
+def block_outputs(epi, out_shape, at: tuple[str, str, str], npix: int, nch: int, tmp: str | None = None,
                   short=None) -> list[tuple]:
-    """(accumulator, epilogue lines, value, destination) for each output of a block, NHWC flattened
-    as [n, 0, p, k] (check_flat_operands makes that exact for the epilogue operands). ``tmp``: the
+    """(accumulator, epilogue lines, value, destination) for each output of a block at ``at`` = (batch
+    n, first pixel p, first channel o; C expressions), NHWC flattened as [n, 0, p, k]
+    (check_flat_operands makes that exact for the epilogue operands). ``tmp``: the
     in-place pixel buffer (2 pixels x O bytes) to write instead of the output. ``short(acc, k)``: the
     C value of the short requantize (``short_output``) instead of the epilogue, or None."""
     O = out_shape[-1]
+    n, p, o = at
     outs = []
     for i in range(npix):
         for j in range(nch):
@@ -144,38 +149,53 @@ def inplace_buffer(g, fn, order, col_bytes: int):
     return tmp, base + 2 * g.K, store
 
 
-def blocked_conv(fn, anchor, epi, name, g, order, t, *, geo: dict, direct: bool, col: tuple[str, int],
-                 weights: tuple[str, int], init, micro, och: int = 2, short=(None, [])) -> Kernel:
-    """The int8 conv (groups 1) kernel over output blocks of 2 pixels x 2 channels (blocked_statements),
-    shared by the arm_dsp and arm_mve variants; only the micro-kernel differs.
+@dataclass(frozen=True)
+class ConvBlocks:
+    """What differs between the blocked conv kernels of the SIMD variants (``blocked_conv``).
 
     ``t``: the variant's template module, whose ``im2col(n, p, j, geo)`` fills column j of the scratch
-    for output pixel p; ``direct``: the input is read in place (no im2col); ``col``: (C element type of
-    the columns, their scratch bytes); ``weights``: (C name of the [O][row] weights, row length);
-    ``init(o)``: start value of an accumulator of output channel o (C expression); ``micro(x, w, inits,
-    npix, nch, outs)``: C of one block from the pointers to its first input pixel (or column) and
-    weight row, the two channels' start values and block_outputs. ``order``: in place through a pixel
-    buffer (the pixel_buffer mode of its strategy), pixels in that order; None: not in place. ``short``: short_output's
-    pair (the short requantize's value and headers) or (None, []).
-    """
+    for output pixel p; ``geo``: the geometry the template reads; ``direct``: the input is read in place
+    (no im2col); ``col``: (C element type of the columns, their scratch bytes); ``weights``: (C name of
+    the [O][row] weights, row length); ``init(o)``: the start value of an accumulator of output channel
+    o (C expression); ``micro(x, w, inits, npix, nch, outs)``: C of one block from the pointers to its
+    first input pixel (or column) and weight row, the channels' start values and block_outputs;
+    ``och``: output channels per block; ``short``: short_output's pair (the short requantize's value and
+    headers) or (None, [])."""
+
+    t: object
+    geo: dict
+    direct: bool
+    col: tuple[str, int]
+    weights: tuple[str, int]
+    init: Callable[[str], str]
+    micro: Callable[..., str]
+    och: int = 2
+    short: tuple = (None, [])
+
+
+def blocked_conv(fn, ctx, anchor, epi, g: ConvGeom, spec: ConvBlocks) -> Kernel:
+    """The int8 conv (groups 1) kernel over output blocks of 2 pixels x ``spec.och`` channels
+    (blocked_statements), shared by the arm_dsp and arm_mve variants; only ``spec`` differs. In place
+    through a pixel buffer when ``ctx.order`` is set (the pixel_buffer mode), pixels in that order."""
+    order, t, direct, col, init = ctx.order, spec.t, spec.direct, spec.col, spec.init
     out_shape = anchor.ty.shape
-    wname, wk = weights
+    wname, wk = spec.weights
     tmp, scratch, store = inplace_buffer(g, fn, order, col[1]) if order else (None, col[1], None)
 
     def im2col(n, p, npix):
-        return "\n".join("{\n" + t.im2col(n, affine((p, 1), (str(j), 1)), j, geo) + "}" for j in range(npix))
+        return "\n".join("{\n" + t.im2col(n, affine((p, 1), (str(j), 1)), j, spec.geo) + "}" for j in range(npix))
 
     def block(n, p, o, npix, nch):
         x = f"p0 + {affine((n, g.P * g.C), (p, g.C))}" if direct else f"(const {col[0]} *)scratch"
         w = f"{wname} + {affine((o, wk))}" if o != "0" else wname
-        return micro(x, w, block_inits(init, o, nch), npix, nch, block_outputs(epi, out_shape, n, p, o, npix, nch, tmp,
-                                                                                   short[0]))
+        return spec.micro(x, w, block_inits(init, o, nch), npix, nch,
+                          block_outputs(epi, out_shape, (n, p, o), npix, nch, tmp, spec.short[0]))
 
-    macros, loops = loops_to_c(blocked_statements(g.N, g.P, g.K, None if direct else im2col, block, store,
-                                                  order or "ascending", och))
-    return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
-                  macs=g.N * g.P * g.K * g.reduction, scratch_bytes=scratch, headers=[*HEADERS, *short[1]])
+    macros, loops = ctx.loops_to_c(blocked_statements(g.N, g.P, g.K, None if direct else im2col, block, store,
+                                                      order or "ascending", spec.och))
+    return Kernel(ctx.name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
+                  macs=g.N * g.P * g.K * g.reduction, scratch_bytes=scratch, headers=[*HEADERS, *spec.short[1]])
 
 
-__all__ = ["block_inits", "block_outputs", "blocked_conv", "blocked_statements", "conv_geometry", "inplace_buffer",
+__all__ = ["ConvBlocks", "block_inits", "block_outputs", "blocked_conv", "blocked_statements", "conv_geometry", "inplace_buffer",
            "mac_bounds", "pixel_of", "short_output"]

@@ -12,7 +12,7 @@ in-place option, proven by ``linebuf.prove``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -21,7 +21,6 @@ from ...codegen.templates import template
 from ...ir import Call, Function, Var
 from ...ops.conv_geom import ConvGeom, conv_group
 from ...poly.chain import chain_of
-from ...poly.codegen import schedule_to_c
 from ...poly.linebuf import ChainPlan, analyze, pixel_pairs, statement_schedule
 from .. import group_knobs
 from .depthwise_common import quad_weights, tap_pointers
@@ -31,16 +30,16 @@ from .inplace import finish
 from ...strategy import choose
 from .blocks import mac_bounds, short_output
 from .dsp import wide_unroll
-from ..kernel import Epilogue, Kernel, affine
+from ..kernel import Epilogue, Kernel, LowerCtx, affine, split_group
 from ..simd import HEADERS, widen_weights
 
 
 class _ChainEpilogue(Epilogue):
     """Epilogue whose parameters are the merged kernel's parameters (p<q>) or other stages' rings."""
 
-    def __init__(self, member: Call, chain_fn: Function, rings: dict[int, object], pool, ctype: str,
-                 anchor, ops):
-        super().__init__(member.op, anchor, ops, pool, ctype)
+    def __init__(self, member: Call, chain_fn: Function, rings: dict[int, object], pool, wcet: bool = False):
+        anchor, ops = split_group(member.op)
+        super().__init__(member.op, anchor, ops, pool, member.op.body.ty.ctype, wcet)
         self.rings = {}
         for v, a in zip(member.op.params, member.args):
             if isinstance(a, Var) and a in chain_fn.params:
@@ -68,8 +67,23 @@ def _ring_expr(plan: ChainPlan, p: int):
     return at
 
 
-def _stage_bodies(i, geo, st, mc, anchor, epi, pool, plan, rings, chain, t) -> dict:
+@dataclass
+class _Build:
+    """One chain kernel under construction: the lowering context, the chain, its line-buffer plan,
+    ``rings`` (id(member call) -> the C expression of its line buffer's element), the kernel's local
+    declarations and the runtime headers its stages' short requantize needs."""
+
+    ctx: LowerCtx
+    chain: object
+    plan: ChainPlan
+    rings: dict
+    decls: list = field(default_factory=list)
+    headers: list = field(default_factory=list)
+
+
+def _stage_bodies(b: _Build, i: int, st, mc, anchor, epi, t) -> dict:
     """C bodies of S<i>_init / _mac / _out (keyword coordinates as isl names them)."""
+    geo, pool, plan, rings, chain = st.geo, b.ctx.pool, b.plan, b.rings, b.chain
     wname = pool.ref(anchor.args[1])
     offset = -geo.zp
     fold = None
@@ -105,11 +119,6 @@ def _stage_bodies(i, geo, st, mc, anchor, epi, pool, plan, rings, chain, t) -> d
     return {f"S{i}_init": init, f"S{i}_mac": mac, f"S{i}_out": out}
 
 
-# the chain-stage implementations (strategy.conv, mode chain_stage) -> the stage kinds built here
-STAGE_KINDS = {"chain.conv_arm_mve": "conv_mve", "chain.conv_arm_dsp": "conv", "chain.dw_arm_dsp": "dw",
-               "chain.ref": None}
-
-
 @dataclass
 class _DspStage:
     """A chain stage as its DSP statement bodies see it: ``src(a2, b2, j)`` is the C pointer to the
@@ -118,6 +127,7 @@ class _DspStage:
     offset."""
 
     i: int
+    ctx: LowerCtx
     geo: ConvGeom
     anchor: Call
     epi: _ChainEpilogue
@@ -144,12 +154,14 @@ class _DspStage:
         return res
 
 
-def _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, t, col_off, decls,
-               headers: list) -> tuple[list, int]:
-    """(name, dims, extra constraints, tail, body, pixel set) of a stage's DSP statements, and the
-    im2col bytes it needs in the scratch after ``col_off``. The outputs take the short exact
-    requantize where it applies (its header appended to ``headers``): the accumulators start at 0
-    and sum (x - zp) w over the taps, a padded tap adding 0."""
+def _dsp_stage(b: _Build, i: int, kind: str, st, mc, anchor, epi, col_off: int) -> tuple[list, int]:
+    """(name, dims, extra constraints, tail, body, pixel set) of a stage's DSP or Helium statements
+    (``kind``: the stage's implementation, strategy.conv), and the im2col bytes it needs in the scratch
+    after ``col_off``. The DSP outputs take the short exact requantize where it applies (its header
+    added to ``b.headers``): the accumulators start at 0 and sum (x - zp) w over the taps, a padded tap
+    adding 0."""
+    geo, pool, plan, rings, chain, decls = st.geo, b.ctx.pool, b.plan, b.rings, b.chain, b.decls
+    t = template("fused_chain/arm_dsp.c.j2").module
     src_ring = rings.get(id(mc.args[mc.op.params.index(anchor.args[0])]))
 
     def src(a2, b2, j):
@@ -163,16 +175,16 @@ def _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, t, c
         return f"out[{affine((c['a'], geo.OW * geo.K), (c['b'], geo.K), (k, 1))}]"
 
     short = None
-    if kind != "conv_mve":     # the Helium stage requantizes its own way (fused_chain_mve)
+    if kind != "chain.conv_arm_mve":     # the Helium stage requantizes its own way (chain_mve)
         w2 = anchor.args[1].value.reshape(geo.K, -1)
         short, extra = short_output(epi, anchor, pool, lambda o: "0", mac_bounds(w2, -128 - geo.zp, 127 - geo.zp))
-        headers += [h for h in extra if h not in headers]
-    stage = _DspStage(i, geo, anchor, epi, t, src, dst, f"off2_{i}", short)
-    if kind == "conv_mve":
+        b.headers += [h for h in extra if h not in b.headers]
+    stage = _DspStage(i, b.ctx, geo, anchor, epi, t, src, dst, f"off2_{i}", short)
+    if kind == "chain.conv_arm_mve":
         return mve_conv(stage, pool, col_off)
-    if kind == "dw" or geo.C % 4 == 0:
+    if kind == "chain.dw_arm_dsp" or geo.C % 4 == 0:
         decls.append(f"const int32_t {stage.off2} = tf_pack_offset({-geo.zp});")
-    if kind == "conv":
+    if kind == "chain.conv_arm_dsp":
         return _dsp_conv(stage, pool, col_off)
     return _dsp_depthwise(stage, pool, decls), 0
 
@@ -217,10 +229,10 @@ def _dsp_conv(stage: _DspStage, pool, col_off: int) -> tuple[list, int]:
     tw = template("conv2d/arm_dsp.c.j2").module
     col = f"(int32_t *)(void *)((int8_t *)scratch + {col_off})"   # col_off: a multiple of 4
     rows = row_form(g)
-    group_knobs.offer("weights", group_knobs.WEIGHTS)
-    group_knobs.offer("channels", (CHAIN_CHANNELS, *(c for c in group_knobs.CHANNELS if c != CHAIN_CHANNELS)))
-    w16 = group_knobs.widened()       # tuning knob: int16 pre-widened weights (twice the flash)
-    och = group_knobs.get("channels", CHAIN_CHANNELS)
+    stage.ctx.offer("weights", group_knobs.WEIGHTS)
+    stage.ctx.offer("channels", (CHAIN_CHANNELS, *(c for c in group_knobs.CHANNELS if c != CHAIN_CHANNELS)))
+    w16 = stage.ctx.widened           # tuning knob: int16 pre-widened weights (twice the flash)
+    och = stage.ctx.knob("channels", CHAIN_CHANNELS)
     if rows:                          # C % 4 != 0: window rows a word at a time (im2col_rows)
         wr = row_weights(stage.anchor.args[1].value.reshape(g.K, -1), g)
         wname = pool.ref(widen_weights(wr) if w16 else wr, key=("chain_wrows", w16, id(stage.anchor)))
@@ -313,43 +325,39 @@ def _ref_schedules(plan: ChainPlan, i: int, geo: ConvGeom, stage: dict, bodies: 
     return out
 
 
-def lower_fused_chain(fn: Function, name: str, pool, options) -> Kernel:
-    """A poly-fused group (``attrs['poly']``) as one line-buffered kernel; DSP stage bodies when
-    ``options`` (a CompileOptions) allows arm_dsp."""
+def lower_fused_chain(fn: Function, ctx: LowerCtx) -> Kernel:
+    """A poly-fused group (``attrs['poly']``) as one line-buffered kernel; each stage is what its
+    strategy chooses in the chain_stage mode (``strategy.conv``: Helium, DSP or portable statements)."""
     chain = chain_of(fn)
     plan = analyze(chain.stages, fn.attrs["poly"].get("tile_w"))
     t = template("fused_chain/ref.c.j2").module
-    td = template("fused_chain/arm_dsp.c.j2").module
-    rings = {id(chain.members[p]): _ring_expr(plan, p) for p in range(plan.final)}
-    bodies, scheds, ops, decls, headers, short_headers, stage_kinds = {}, [], [], [], [], [], []
+    b = _Build(ctx, chain, plan, {id(chain.members[p]): _ring_expr(plan, p) for p in range(plan.final)})
+    bodies, scheds, ops, stage_kinds, headers = {}, [], [], [], []
     ref_stage = dsp_stage = False
     scratch = -(-plan.scratch_bytes // 4) * 4        # im2col columns go after the line buffers
     for i, (mc, st) in enumerate(zip(chain.members, chain.stages)):
-        geo = st.geo
         anchor, epi_ops, _ = conv_group(mc.op)
         ops += [anchor.op] + [c.op for c in epi_ops]
-        epi = _ChainEpilogue(mc, fn, rings, pool, mc.op.body.ty.ctype, anchor, epi_ops)
-        impl = choose(mc.op, options, "chain_stage").impl
-        stage_kinds.append(impl.name)
-        kind = STAGE_KINDS[impl.name]
-        if kind is not None:
+        epi = _ChainEpilogue(mc, fn, b.rings, ctx.pool, wcet=ctx.options.wcet)
+        kind = choose(mc.op, ctx.options, "chain_stage").kind
+        stage_kinds.append(kind)
+        if kind != "chain.ref":
             dsp_stage = True
-            stmts, col_bytes = _dsp_stage(i, kind, geo, st, mc, anchor, epi, pool, plan, rings, chain, td,
-                                          scratch, decls, short_headers)
+            stmts, col_bytes = _dsp_stage(b, i, kind, st, mc, anchor, epi, scratch)
             scratch += -(-col_bytes // 4) * 4
-            headers = [*HEADERS, *short_headers]
+            headers = [*HEADERS, *b.headers]
             scheds += _dsp_schedules(plan, i, stmts, bodies)
         else:
             ref_stage = True
-            stage = _stage_bodies(i, geo, st, mc, anchor, epi, pool, plan, rings, chain, t)
-            scheds += _ref_schedules(plan, i, geo, stage, bodies)
+            stage = _stage_bodies(b, i, st, mc, anchor, epi, t)
+            scheds += _ref_schedules(plan, i, st.geo, stage, bodies)
     sched = scheds[0]
     for s in scheds[1:]:
         sched = sched.union(s)
-    macros, loops = schedule_to_c(sched, bodies)
-    decls += [f"int8_t *lb{p} = (int8_t *)scratch + {plan.lb_offset[p]};" for p in range(plan.final)]
+    macros, loops = ctx.schedule_to_c(sched, bodies)
+    decls = b.decls + [f"int8_t *lb{p} = (int8_t *)scratch + {plan.lb_offset[p]};" for p in range(plan.final)]
     decls += ["int32_t acc;"] if ref_stage else []
-    kernel = Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, decls, macros, macs=plan.macs,
+    kernel = Kernel(ctx.name, [p.ty for p in fn.params], fn.body.ty, loops, decls, macros, macs=plan.macs,
                     scratch_bytes=scratch, headers=headers)
     kernel = finish(kernel, fn, None, [], "fused_chain", simd=dsp_stage)
     kernel.ops = ops

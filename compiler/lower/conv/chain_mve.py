@@ -68,7 +68,7 @@ def mve_conv(stage, pool, col_off: int) -> tuple[list, int]:
         accs = [("a00", c["b"], k)] + ([("a10", b1(c), k)] if npix == 2 else [])
         return t.S_blk(npix, 1, n, col, f"{wname} + {(g.K - 1) * n}", [init(k), init(k)], outs(c, accs))
 
-    quad = _quads(stage, pool, col, n, wname, fold, init, outs, b1)
+    quad = _quads(stage, col, n, wname, fold, init, outs, b1)
     stmts = []
     for npix, tag in ((2, "2"), (1, "1")):
         sel = f"pix{tag}"
@@ -83,11 +83,12 @@ def mve_conv(stage, pool, col_off: int) -> tuple[list, int]:
     return stmts, 2 * n
 
 
-def _quads(stage, pool, col: str, n: int, wname: str, fold, init, outs, b1) -> list | None:
+def _quads(stage, col: str, n: int, wname: str, fold, init, outs, b1) -> list | None:
     """Statements (name, dims, constraints, tail, body(npix, **c)) of the stage's outputs in blocks of
     4 channels with the vector requantization (``conv2d/arm_mve_quad.c.j2``; the folded input offset
     goes into its bias) and the last K % 4 channels one at a time through the scalar epilogue; None
     when the stage's epilogue is not the one that kernel computes (``strategy.epilogue.quad_epilogue``)."""
+    pool = stage.ctx.pool
     g = stage.geo
     shape = stage.anchor.ty.shape
     consts = quad_epilogue(stage.anchor, stage.epi.ops, g.K, shape) if g.K >= 4 else None

@@ -13,24 +13,25 @@ import numpy as np
 
 from ...codegen.emit import REQUANT_ARM_HEADER
 from ...codegen.templates import template
-from ...poly import Statement, loops_to_c
+from ...poly import Statement
 from ...poly.isl_helpers import box
 from .depthwise_common import quad_weights, tap_pointers
 from ..kernel import Kernel, affine, flat_index
 from ..requant_arm import c_output, short_requant
+from ..registry import implements
 from ..simd import HEADERS, require
+from ...ops.conv_geom import ConvGeom
 
 
-def depthwise_dsp(fn, anchor, epi, pool, name, g, order=None) -> Kernel:
-    """``order``: in place through a one-pixel buffer (all channels of an output pixel, then one store),
-    pixels in that order (the pixel_buffer mode of its strategy)."""
+@implements("depthwise.arm_dsp")
+def depthwise_dsp(fn, ctx) -> Kernel:
+    """The DSP depthwise kernel (module doc); in the pixel_buffer mode in place through a one-pixel
+    buffer (all channels of an output pixel, then one store), pixels in ``ctx.order``."""
+    anchor, epi, pool, name = ctx.unpack(fn)
+    g, order = ConvGeom.of_call(anchor), ctx.order
     require(g.C == g.G, f"grouped conv with {g.Cg} channels per group")
     require(not order or (g.N == 1 and fn.body.ty.dtype == "int8"), "in place: batch 1, int8 output only")
-    x = anchor.args[0]
-    out_shape = anchor.ty.shape
-    M = g.M
-    Q = g.K // 4
-    T = g.KH * g.KW
+    x, out_shape, M, Q, T = anchor.args[0], anchor.ty.shape, g.M, g.K // 4, g.KH * g.KW
     wt = anchor.args[1].value.reshape(g.K, T)
     t = template("depthwise/arm_dsp.c.j2").module
     wq = pool.ref(quad_weights(wt), key=("dw_quads", id(anchor))) if Q else None
@@ -74,7 +75,7 @@ def depthwise_dsp(fn, anchor, epi, pool, name, g, order=None) -> Kernel:
     if order:
         stmts.append(Statement("S_store", outer, ob, time + ("3", "0"), lambda n, h, w:
                                f"memcpy(out + {flat_index(out_shape, [n, h, w, '0'])}, scratch, {g.K});"))
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     decls = [f"const int8_t *tp[{T}];"]
     if Q and M == 1:
         decls.append(f"const int32_t off2 = tf_pack_offset({g.offset});")

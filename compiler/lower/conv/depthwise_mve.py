@@ -18,13 +18,14 @@ import numpy as np
 
 from ...codegen.templates import template
 from ...ir import Function
-from ...ops.conv_geom import conv_group
-from ...poly import Statement, loops_to_c
+from ...ops.conv_geom import ConvGeom, conv_group
+from ...poly import Statement
 from ...poly.isl_helpers import box
 from ...strategy.epilogue import epilogue_constants
 from .depthwise_common import tap_pointers
 from .inplace import finish
 from ..kernel import Kernel, affine, flat_index
+from ..registry import Unsupported, implements
 from ..simd import HEADERS
 
 
@@ -46,23 +47,20 @@ def _layout(g) -> tuple[dict, list]:
     return L, [(s * g.dw * ph + r * g.dh, f"w{r * g.KW + s}") for r in range(g.KH) for s in range(g.KW)]
 
 
-def lower_dw_plane_mve(fn: Function, name: str, pool, options) -> Kernel | None:
-    """The Helium dw_plane kernel of group ``fn`` (module doc), or None where it does not apply or
-    ``options`` (a CompileOptions) do not allow arm_mve."""
-    if not options.allows("arm_mve"):
-        return None
+@implements("depthwise.dw_plane_arm_mve")
+def lower_dw_plane_mve(fn: Function, ctx) -> Kernel:
+    """The Helium dw_plane kernel of group ``fn`` (module doc; the strategy checked the group)."""
+    pool, name = ctx.pool, ctx.name
     anchor, epi_ops, g = conv_group(fn)
-    if not g.depthwise or g.M != 1 or fn.body.ty.dtype != "int8":
-        return None
     consts = epilogue_constants(anchor, epi_ops, g.K)
-    if consts is None:
-        return None
+    if not g.depthwise or g.M != 1 or fn.body.ty.dtype != "int8" or consts is None:
+        raise Unsupported("not the Helium dw_plane kernel's group")
     bias, mult, shift, ozp, clamp = consts
     T = g.KH * g.KW
     wt = anchor.args[1].value.reshape(g.K, T).astype(np.int64)
     start = bias + (-g.zp) * wt.sum(axis=1)
     if np.any(np.abs(start) >= 2 ** 31):
-        return None
+        raise Unsupported("bias + folded offset overflows int32")
     L, taps = _layout(g)
     init = pool.ref(start.astype(np.int32), key=("mve_dw_start", id(anchor)))
     mname = pool.ref(mult.astype(np.int32), key=("mve_dw_mult", id(anchor)))
@@ -77,16 +75,17 @@ def lower_dw_plane_mve(fn: Function, name: str, pool, options) -> Kernel | None:
     return finish(kernel, fn, anchor, epi_ops, "inplace_dw_plane")
 
 
-def depthwise_mve(fn, anchor, epi, pool, name, g, order=None) -> Kernel | None:
+@implements("depthwise.arm_mve")
+def depthwise_mve(fn, ctx) -> Kernel:
     """The Helium depthwise kernel (multiplier 1, int8 output, the epilogue ``epilogue_constants``
-    takes; codegen_templates/depthwise/arm_mve.c.j2) over output pixels x channel quads, or None.
-    ``order``: in place through a one-pixel buffer (all channels of a pixel, then one store), pixels
-    in that order (the pixel_buffer mode of its strategy), as ``depthwise_arm.depthwise_dsp``."""
-    if g.M != 1 or g.C != g.G or fn.body.ty.dtype != "int8" or (order and g.N != 1):
-        return None
+    takes; codegen_templates/depthwise/arm_mve.c.j2) over output pixels x channel quads. In the
+    pixel_buffer mode in place through a one-pixel buffer (all channels of a pixel, then one store),
+    pixels in ``ctx.order``, as ``depthwise_dsp``."""
+    anchor, epi, pool, name = ctx.unpack(fn)
+    g, order = ConvGeom.of_call(anchor), ctx.order
     consts = epilogue_constants(anchor, epi.ops, g.K)
-    if consts is None:
-        return None
+    if g.M != 1 or g.C != g.G or fn.body.ty.dtype != "int8" or (order and g.N != 1) or consts is None:
+        raise Unsupported("not the Helium depthwise kernel's group")
     bias, mult, shift, ozp, clamp = consts
     T = g.KH * g.KW
     wt = anchor.args[1].value.reshape(g.K, T)
@@ -122,7 +121,7 @@ def depthwise_mve(fn, anchor, epi, pool, name, g, order=None) -> Kernel | None:
     if order:
         stmts.append(Statement("S_store", outer, ob, time + ("3", "0"), lambda n, h, w:
                                f"memcpy(out + {flat_index(out_shape, [n, h, w, '0'])}, scratch, {g.K});"))
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [f"const int8_t *tp[{T}];"], macros,
                   macs=g.N * g.P * g.K * T, scratch_bytes=g.K if order else 0, headers=list(HEADERS))
 

@@ -16,20 +16,13 @@ import numpy as np
 
 from ...codegen.emit import REQUANT_ARM_HEADER
 from ...codegen.templates import template
-from ...ir import Function, Var
+from ...ir import Function
 from ...ops.conv_geom import conv_group
-from ...poly.inplace_dw_rows import prove_dw_rows
-from ..kernel import Epilogue, Kernel
+from ...strategy.conv import dw_rows_columns
+from ..kernel import Kernel
+from ..registry import Unsupported, implements
 from ..requant_arm import c_store, short_requant
 from ..simd import HEADERS
-
-
-def dw_rows_applies(g) -> bool:
-    """Geometry this kernel covers (the ``dw_plane`` rule's groups with a 3x3 window, stride 1 or 2)."""
-    s = g.sh
-    return (g.depthwise and g.N == 1 and g.KH == 3 and g.KW == 3 and s in (1, 2) and g.sw == s
-            and g.dh == 1 and g.dw == 1 and g.OW == (g.W + g.pl + g.pr - 3) // s + 1
-            and g.OH == (g.H + g.pt + g.pb - 3) // s + 1 and not g.nchw_input)
 
 
 def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -89,23 +82,16 @@ def _stores(epi, sr, L: dict, columns: bool) -> tuple[str, str, str]:
     return tuple(t.stores(outs[:n]).rstrip("\n") for n in (4, 2, 1))
 
 
-def lower_dw_rows(fn: Function, name: str, pool, options) -> Kernel | None:
-    """The in-place kernel, or None when the target has no DSP, the geometry is not covered or the isl
-    proof fails (then ``lower_dw_plane`` runs). Lines run along the longer output axis where the proof
-    allows."""
-    got = conv_group(fn)
-    if got is None or "arm_dsp" not in options.variants:
-        return None
-    anchor, epi_ops, g = got
-    if not dw_rows_applies(g) or fn.body.ty.dtype != "int8" or not isinstance(anchor.args[0], Var):
-        return None
-    columns = next((c for c in ((g.OH > g.OW), (g.OH <= g.OW)) if prove_dw_rows(g, c)), None)
-    if columns is None:
-        return None
-    kernel = build_dw_rows(fn, anchor, Epilogue(fn, anchor, epi_ops, pool, fn.body.ty.ctype), pool, name, g,
-                           columns)
+@implements("depthwise.dw_rows_arm_dsp")
+def lower_dw_rows(fn: Function, ctx) -> Kernel:
+    """The in-place kernel (the strategy checked the geometry and the isl proof: ``strategy.conv``).
+    Lines run along the longer output axis where the proof allows."""
+    pool, name = ctx.pool, ctx.name
+    anchor, epi_ops, g = conv_group(fn)
+    columns = dw_rows_columns(g)
+    kernel = build_dw_rows(fn, anchor, ctx.epilogue(fn), pool, name, g, columns) if columns is not None else None
     if kernel is None:
-        return None
+        raise Unsupported("the ring's proof or requantize does not apply")
     kernel.ops = [c.op for c in [anchor, *epi_ops]]
     kernel.group = fn.attrs.get("name", name)
     kernel.variant = "inplace_dw_rows"
@@ -138,4 +124,4 @@ def build_dw_rows(fn: Function, anchor, epi, pool, name: str, g, columns: bool) 
                   macs=g.macs, scratch_bytes=3 * L["RS"] * 2, headers=[*HEADERS, REQUANT_ARM_HEADER])
 
 
-__all__ = ["build_dw_rows", "dw_rows_applies", "lines_of", "lower_dw_rows"]
+__all__ = ["build_dw_rows", "lines_of", "lower_dw_rows"]

@@ -14,7 +14,8 @@ from .im2col_rows import gather_rows, row_form, row_weights
 from ..kernel import Kernel, affine
 from .. import group_knobs
 from ..simd import (check_flat_operands, fold_offset, offset_fold, pad_k, swap_middle_pairs, widen_weights)
-from .blocks import blocked_conv, conv_geometry, mac_bounds, short_output
+from .blocks import ConvBlocks, blocked_conv, conv_geometry, mac_bounds, short_output
+from ..registry import implements
 
 
 # The DSP micro-kernel of 2 pixels x WIDE_CHANNELS channels (direct and im2col column modes): its
@@ -56,28 +57,28 @@ def wide_unroll(steps: int, npix: int, nch: int, pixels: int, channels: int,
     return 0, TAIL_BODY if steps % TAIL_BODY == 0 else 1
 
 
-def unroll_knobs(steps: int, full: int, body: int) -> tuple[int, int]:
+def unroll_knobs(ctx, steps: int, full: int, body: int) -> tuple[int, int]:
     """(full, body) of a main block under the group's ``unroll`` / ``body`` tuning knobs
     (``lower.group_knobs``): ``unroll`` replaces ``full`` (0 keeps it), ``body`` the loop body; the
     body is then the largest divisor of ``steps`` not above it (a tail block, full 0, keeps its own)."""
     if not full:
         return full, body
-    full = group_knobs.get("unroll", 0) or full
-    body = group_knobs.get("body", 0) or body
+    full = ctx.knob("unroll", 0) or full
+    body = ctx.knob("body", 0) or body
     return full, max(d for d in range(1, body + 1) if steps % d == 0)     # the loop covers every step
 
 
 UNROLLS = (4, 8, 16, 32)
 
 
-def offer_wide_knobs(steps: int, full: int) -> None:
+def offer_wide_knobs(ctx, steps: int, full: int) -> None:
     """Offer the wide block's knobs for a reduction of ``steps`` groups of 4 taps fully unrolled up to
     ``full``: int16 weights, channels per block, and the unroll limits that change the code (below
     the default's full unroll: a loop)."""
-    group_knobs.offer("weights", group_knobs.WEIGHTS)
-    group_knobs.offer("channels", (CONV_CHANNELS, *(c for c in group_knobs.CHANNELS if c != CONV_CHANNELS)))
+    ctx.offer("weights", group_knobs.WEIGHTS)
+    ctx.offer("channels", (CONV_CHANNELS, *(c for c in group_knobs.CHANNELS if c != CONV_CHANNELS)))
     default = min(full, steps)
-    group_knobs.offer("unroll", (0, *(u for u in UNROLLS if u < steps and u != default)))
+    ctx.offer("unroll", (0, *(u for u in UNROLLS if u < steps and u != default)))
 
 
 def wide_direct(steps: int) -> bool:
@@ -101,9 +102,11 @@ class RowsIm2col:
                                              g.offset, f"(int32_t *)scratch + {2 * j}")
 
 
-def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
-    """The arm_dsp conv with groups 1 (strategy ``conv2d.arm_dsp``). ``order``: run in place through a
-    pixel buffer (the pixel_buffer mode), pixels in that order."""
+@implements("conv2d.arm_dsp")
+def conv2d_dsp(fn, ctx) -> Kernel:
+    """The arm_dsp conv with groups 1 (strategy ``conv2d.arm_dsp``); in place through a pixel buffer in
+    the pixel_buffer mode (``ctx.order``)."""
+    anchor, epi, pool, _ = ctx.unpack(fn)
     g = conv_geometry(anchor)
     check_flat_operands(epi, anchor.ty.shape, (1, 2))
     wt = anchor.args[1].value.reshape(g.K, g.reduction)
@@ -111,7 +114,7 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
     direct = g.is_pointwise and g.C % 4 == 0
 
     def ref(stored, int8_ref):        # the weights as stored, or pre-widened to int16 (tuning knob)
-        if wide_direct(stored.shape[1] // 4) and group_knobs.widened():
+        if wide_direct(stored.shape[1] // 4) and ctx.widened:
             return pool.ref(widen_weights(stored), key=("dsp_w16", id(anchor)))
         return int8_ref()
     if direct:                        # int8 in place, offset folded (every tap real)
@@ -137,22 +140,22 @@ def conv2d_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
     wide = wide_direct(K4 // 4)       # 2 pixels x 3 channels, each widened word reused across the block
     mode = "direct" if direct else "col"
     if wide:                          # the tuning knobs of the wide block (lower.group_knobs)
-        offer_wide_knobs(K4 // 4, DIRECT_STEPS if direct else WIDE_STEPS)
-    och = group_knobs.get("channels", CONV_CHANNELS) if wide else 2
-    w16 = wide and group_knobs.widened()
+        offer_wide_knobs(ctx, K4 // 4, DIRECT_STEPS if direct else WIDE_STEPS)
+    och = ctx.knob("channels", CONV_CHANNELS) if wide else 2
+    w16 = wide and ctx.widened
 
     def micro(x, w, inits, npix, nch, outs):
         if wide:
             full, body = wide_unroll(K4 // 4, npix, nch, g.N * g.P, g.K, och)
             if direct and full:
                 full, body = DIRECT_STEPS, DIRECT_STEPS if (K4 // 4) % DIRECT_STEPS == 0 else body
-            full, body = unroll_knobs(K4 // 4, full, body)
+            full, body = unroll_knobs(ctx, K4 // 4, full, body)
             return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=full, body=body, mode=mode,
                                 w16=w16)
         return t.block(mode, npix, nch, K4 // 4, x, g.C, w, K4, inits, outs)
-    return blocked_conv(fn, anchor, epi, name, g, order, t, geo=vars(g) | {"K4": K4, "offset": g.offset},
-                        direct=direct, col=("int32_t", col_bytes), weights=(wname, K4), init=init,
-                        micro=micro, och=och, short=short_output(epi, anchor, pool, init, bounds))
+    return blocked_conv(fn, ctx, anchor, epi, g, ConvBlocks(t, vars(g) | {"K4": K4, "offset": g.offset}, direct,
+                                                        ("int32_t", col_bytes), (wname, K4), init, micro, och,
+                                                        short_output(epi, anchor, pool, init, bounds)))
 
 
 __all__ = ["CONV_BODY", "CONV_CHANNELS", "DIRECT_STEPS", "WIDE_BODY", "WIDE_CHANNELS", "WIDE_STEPS", "conv2d_dsp",

@@ -21,8 +21,9 @@ import numpy as np
 from ...codegen.templates import template
 from ...ir import Constant
 from ...ops.conv_geom import ConvGeom
-from ...poly import Statement, loops_to_c
+from ...poly import Statement
 from ..kernel import Kernel, affine, flat_index
+from ..registry import implements
 from ..simd import HEADERS, check_flat_operands, require
 
 PB, OB = 4, 4           # output block: pixels x channels
@@ -80,10 +81,10 @@ def check_float(anchor, epi) -> None:
     require(isinstance(w, Constant) and w.ty.dtype == "float32", "weights are not a constant float32 tensor")
 
 
-def conv2d_fpu(fn, anchor, epi, pool, name, order=None) -> Kernel:
-    """NHWC/OHWI float conv, groups 1 or depthwise (multiplier 1); Unsupported otherwise (and in place:
-    ``order``)."""
-    require(order is None, "no in-place float kernel: portable C")
+@implements("conv2d_f32.arm_fpu")
+def conv2d_fpu(fn, ctx) -> Kernel:
+    """NHWC/OHWI float conv, groups 1 or depthwise (multiplier 1); Unsupported otherwise."""
+    anchor, epi, pool, name = ctx.unpack(fn)
     check_float(anchor, epi)
     a = anchor.attrs
     require(a["data_layout"] == "NHWC" and a["kernel_layout"] == "OHWI" and a["input_layout"] is None,
@@ -116,14 +117,15 @@ def conv2d_fpu(fn, anchor, epi, pool, name, order=None) -> Kernel:
                 return t.conv_block(npix, nch, n, p, q, geo, w, zrow, outs)
             return t.dw_block(npix, nch, n, p, q, o, geo, w, zrow, outs)
         stmts = fpu_statements(g.N, g.OH, g.K, block, cols=g.OW)
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
                   macs=g.N * g.OH * g.OW * g.K * g.KH * g.KW * g.Cg, headers=list(HEADERS))
 
 
-def matmul_fpu(fn, anchor, epi, pool, name, order=None) -> Kernel:
+@implements("matmul_f32.arm_fpu")
+def matmul_fpu(fn, ctx) -> Kernel:
     """Fully connected with constant [K][N] float weights: rows x columns blocks of the direct micro-kernel."""
-    require(order is None, "no in-place matmul kernel")
+    anchor, epi, pool, name = ctx.unpack(fn)
     check_float(anchor, epi)
     b = anchor.args[1]
     require(b.ty.ndim == 2, "weights are not a matrix")
@@ -143,5 +145,5 @@ def matmul_fpu(fn, anchor, epi, pool, name, order=None) -> Kernel:
         outs = block_outputs(epi, out_shape, lambda i, ch: lead + [affine((r, 1), (str(i), 1)), ch]
                              if len(out_shape) >= 2 else [ch], npix, nch, o)
         return t.direct_block(npix, nch, K, x, w, outs)
-    macros, loops = loops_to_c(fpu_statements(1, R, N, block))
+    macros, loops = ctx.loops_to_c(fpu_statements(1, R, N, block))
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros, macs=R * N * K, headers=list(HEADERS))

@@ -22,16 +22,20 @@ import numpy as np
 from ...codegen.templates import template
 from ...ir import Function
 from ...ops.conv_geom import conv_group
-from ...poly import Statement, loops_to_c
+from ...poly import Statement
 from ...poly.inplace_models import dw_plane_model, pixel_order
 from ...poly.isl_helpers import box
-from ..kernel import Epilogue, Kernel, affine
+from ..kernel import Kernel, affine
+from ..registry import implements
 
 
 # ---------------------------------------------------------------------------------------------------
 # dw_plane
 
-def lower_dw_plane(fn: Function, name: str, pool) -> Kernel:
+@implements("depthwise.dw_plane")
+def lower_dw_plane(fn: Function, ctx) -> Kernel:
+    """The portable dw_plane kernel (module doc)."""
+    pool, name = ctx.pool, ctx.name
     anchor, epi_ops, g = conv_group(fn)
     assert g.depthwise, "dw_plane needs a depthwise conv with channel multiplier 1"
     t = template("inplace_conv/ref.c.j2").module
@@ -41,7 +45,7 @@ def lower_dw_plane(fn: Function, name: str, pool) -> Kernel:
     offset = -g.zp
     fold = (offset * wt.sum(axis=1)).astype(np.int32)
     init = pool.ref(fold, key=("inplace_fold", id(anchor))) + "[k]" if offset else "0"
-    epi = Epilogue(fn, anchor, epi_ops, pool, fn.body.ty.ctype)
+    epi = ctx.epilogue(fn)
     T = g.KH * g.KW
 
     def dw(k, oh, ow):
@@ -61,7 +65,7 @@ def lower_dw_plane(fn: Function, name: str, pool) -> Kernel:
                                            f"p0[{affine((h, g.W * g.C), (w, g.C), (k, 1))}]")),
         Statement("S_dw", m[2].dims, m[2].constraints, m[2].time, dw),
     ]
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return finish(Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops,
                          ["int8_t *plane = (int8_t *)scratch;", "int32_t acc;"], macros, macs=g.macs,
                          scratch_bytes=ph * pw), fn, anchor, epi_ops, "inplace_dw_plane")
@@ -70,7 +74,10 @@ def lower_dw_plane(fn: Function, name: str, pool) -> Kernel:
 # ---------------------------------------------------------------------------------------------------
 # pixel_buffer
 
-def lower_pixel_buffer(fn: Function, name: str, pool, order: str = "ascending") -> Kernel:
+@implements("conv2d.pixel_buffer")
+def lower_pixel_buffer(fn: Function, ctx) -> Kernel:
+    """The portable pixel_buffer kernel (module doc), pixels in ``ctx.order``."""
+    pool, name, order = ctx.pool, ctx.name, ctx.order or "ascending"
     anchor, epi_ops, geo = conv_group(fn)
     t = template("inplace_conv/ref.c.j2").module
     wname = pool.ref(anchor.args[1])
@@ -79,7 +86,7 @@ def lower_pixel_buffer(fn: Function, name: str, pool, order: str = "ascending") 
     if fold_ok:
         w2 = anchor.args[1].value.reshape(geo.K, -1).astype(np.int64)
         fold = pool.ref((offset * w2.sum(axis=1)).astype(np.int32), key=("inplace_fold", id(anchor)))
-    epi = Epilogue(fn, anchor, epi_ops, pool, fn.body.ty.ctype)
+    epi = ctx.epilogue(fn)
     o1, o2 = pixel_order(order, "oh"), pixel_order(order, "ow")
     outer = ("oh", "ow", "g", "m")
     dom = box(outer, (geo.OH, geo.OW, geo.G, geo.M))
@@ -111,7 +118,7 @@ def lower_pixel_buffer(fn: Function, name: str, pool, order: str = "ascending") 
                   (o1, o2, "1", "0", "0", "0", "0", "0", "0"),
                   lambda oh, ow: t.S_store(f"out + {affine((oh, geo.OW * geo.K), (ow, geo.K))}", geo.K)),
     ]
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return finish(Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops,
                          ["int8_t *tmp = (int8_t *)scratch;", "int32_t acc;"], macros, macs=geo.macs,
                          scratch_bytes=geo.K), fn, anchor, epi_ops, f"inplace_pixel_{order}")

@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...codegen.templates import template
-from ...poly import Statement, loops_to_c
-from .blocks import block_outputs, blocked_conv, conv_geometry, inplace_buffer, pixel_of
+from ...poly import Statement
+from .blocks import ConvBlocks, block_outputs, blocked_conv, conv_geometry, inplace_buffer, pixel_of
+from ..registry import Unsupported, implements
 from ..kernel import Kernel, affine, flat_index
 from ...strategy.epilogue import quad_epilogue
 from ..simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require
@@ -53,15 +54,16 @@ def _quad_statements(N, P, O, col, quad, tail, store, order) -> list[Statement]:
     return stmts
 
 
-def conv2d_mve_quads(fn, anchor, epi, pool, name, g, order=None) -> Kernel | None:
-    """The quad kernel (module doc) of an int8 conv group with geometry ``g``, or None when the
-    epilogue is not the one the vector requantization computes. ``order``: in place through a
-    two-pixel buffer, pixels in that order (as ``conv2d_mve``)."""
-    if fn.body.ty.dtype != "int8" or g.K < 4:
-        return None
+@implements("conv2d.arm_mve_quads")
+def conv2d_mve_quads(fn, ctx) -> Kernel:
+    """The quad kernel (module doc); the strategy took it for an int8 output of 4 or more channels and
+    the epilogue the vector requantization computes. In place through a two-pixel buffer in the
+    pixel_buffer mode (``ctx.order``, as ``conv2d_mve``)."""
+    anchor, epi, pool, name = ctx.unpack(fn)
+    g, order = conv_geometry(anchor), ctx.order
     shape = anchor.ty.shape
-    if quad_epilogue(anchor, epi.ops, g.K, shape) is None:
-        return None
+    if fn.body.ty.dtype != "int8" or g.K < 4 or quad_epilogue(anchor, epi.ops, g.K, shape) is None:
+        raise Unsupported("not the quad kernel's epilogue")
     fold = offset_fold(anchor.args[1].value.reshape(g.K, g.reduction), g.offset)
     init = fold_offset(epi, anchor, fold, pool)     # into the bias when it fits (exact, see conv2d_mve)
     bias, mult, shift, ozp, clamp, qa = quad_epilogue(anchor, epi.ops, g.K, shape)
@@ -105,20 +107,21 @@ def conv2d_mve_quads(fn, anchor, epi, pool, name, g, order=None) -> Kernel | Non
             nch = min(2, g.K - o)
             parts.append("{\n" + tm.block(npix, nch, R, x_of(n, p), xs, f"{wname} + {o * R}", R,
                                           [init(str(o)), init(str(o + 1))],
-                                          block_outputs(epi, anchor.ty.shape, n, p, str(o), npix, nch, tmp)) + "}")
+                                          block_outputs(epi, anchor.ty.shape, (n, p, str(o)), npix, nch, tmp)) + "}")
         return "\n".join(parts)
 
     stmts = _quad_statements(g.N, g.P, g.K, None if direct else col, quad, tail if g.K % 4 else None, store,
                              order or "ascending")
-    macros, loops = loops_to_c(stmts)
+    macros, loops = ctx.loops_to_c(stmts)
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, loops, [], macros,
                   macs=g.N * g.P * g.K * R, scratch_bytes=scratch, headers=list(HEADERS))
 
 
-def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
-    """The 2 x 2 block kernel with the scalar epilogue (the arm_mve variant, ``conv2d_mve.py``, tries its
-    vector-requantization kernel first). ``order``: run in place through a pixel buffer
-    (the pixel_buffer mode of its strategy), pixels in that order."""
+@implements("conv2d.arm_mve")
+def conv2d_mve(fn, ctx) -> Kernel:
+    """The 2 x 2 block kernel with the scalar epilogue; in place through a pixel buffer in the
+    pixel_buffer mode (``ctx.order``)."""
+    anchor, epi, pool, _ = ctx.unpack(fn)
     g = conv_geometry(anchor)
     require(g.G == 1, "no Helium depthwise / grouped conv kernel (the next variant, arm_dsp, has one)")
     check_flat_operands(epi, anchor.ty.shape, (1, 2))
@@ -128,10 +131,10 @@ def conv2d_mve(fn, anchor, epi, pool, name, order=None) -> Kernel:
     wname = pool.ref(anchor.args[1])
     init = fold_offset(epi, anchor, offset_fold(wt, g.offset), pool)   # exact: real inputs or the zero point
     xs = g.C if direct else g.reduction
-    return blocked_conv(fn, anchor, epi, name, g, order, t, geo=vars(g) | {"K": g.reduction, "offset": g.offset},
-                        direct=direct, col=("int8_t", 0 if direct else 2 * g.reduction), weights=(wname, g.reduction),
-                        init=init, micro=lambda x, w, inits, npix, nch, outs:
-                        t.block(npix, nch, g.reduction, x, xs, w, g.reduction, inits, outs))
+    return blocked_conv(fn, ctx, anchor, epi, g, ConvBlocks(
+        t, vars(g) | {"K": g.reduction, "offset": g.offset}, direct, ("int8_t", 0 if direct else 2 * g.reduction),
+        (wname, g.reduction), init,
+        lambda x, w, inits, npix, nch, outs: t.block(npix, nch, g.reduction, x, xs, w, g.reduction, inits, outs)))
 
 
 __all__ = ["conv2d_mve", "conv2d_mve_quads"]

@@ -7,12 +7,13 @@ from ...codegen.templates import template
 from ...ops.conv import Conv2D
 from ...poly.isl_helpers import box
 from ..kernel import Kernel, affine, flat_index
-from ..reduction_nest import reduction_kernel
+from ..reduction_nest import Reduction, reduction_kernel
 from ..registry import lowering
 
 
 @lowering("nn.conv2d", "qnn.conv2d")
-def lower_conv2d(fn, anchor, epi, pool, name) -> Kernel:
+def lower_conv2d(fn, ctx) -> Kernel:
+    anchor, epi, pool, name = ctx.unpack(fn)
     x, wt = anchor.args
     a = anchor.attrs
     (N, C, H, W), (O, Cg, KH, KW) = Conv2D.dims(x.ty, wt.ty, a)
@@ -42,5 +43,5 @@ def lower_conv2d(fn, anchor, epi, pool, name) -> Kernel:
         wi = flat_index(wt.ty.shape, [k, r, s, c] if a["kernel_layout"] == "OHWI" else [k, c, r, s])
         return t.S_mac(f"p0[{xi}]", f"{wname}[{wi}]", offset)
 
-    return reduction_kernel(fn, anchor, epi, t, name, outer, out_box, (("r", "s", "c"), taps), mac, out_idx,
-                            macs=N * OH * OW * O * KH * KW * Cg)
+    return reduction_kernel(fn, ctx, anchor, epi, t, Reduction(outer, out_box, (("r", "s", "c"), taps), mac, out_idx,
+                                                               N * OH * OW * O * KH * KW * Cg))

@@ -19,29 +19,42 @@ from ...codegen.templates import template
 from ...ir import Function, Var
 from ...ops.conv_geom import ConvGeom
 from .blocks import conv_geometry
-from ..kernel import Epilogue, Kernel, affine, flat_index, split_group
+from ..kernel import Kernel, affine, flat_index, split_group
 from ..matmul_arm import fc_geometry, transposed_weights
-from ..registry import Unsupported
+from ..registry import Unsupported, implements
 from ..simd import HEADERS, check_flat_operands
 
 SKIP_OPS = ("qnn.conv2d", "qnn.matmul")
 
 
-def lower_skip_zero(fn: Function, name: str, pool, dsp: bool, order: str | None = None) -> Kernel | None:
+@implements("conv2d.skip_zero_dsp", "matmul.skip_zero_dsp")
+def skip_zero_dsp(fn: Function, ctx) -> Kernel:
+    """The activation-skipping kernel in its SMLAD form."""
+    return lower_skip_zero(fn, ctx, True)
+
+
+@implements("conv2d.skip_zero", "matmul.skip_zero")
+def skip_zero_ref(fn: Function, ctx) -> Kernel:
+    """The activation-skipping kernel in portable C."""
+    return lower_skip_zero(fn, ctx, False)
+
+
+def lower_skip_zero(fn: Function, ctx, dsp: bool) -> Kernel:
     """The activation-skipping kernel of group ``fn`` (``dsp``: the SMLAD form; strategies
-    ``conv2d.skip_zero_dsp`` / ``conv2d.skip_zero`` / ``matmul.skip_zero*``), or None when the group is
-    not an int8 pointwise conv / fully connected layer this kernel handles. ``order``: in place through a
-    pixel buffer (rows in that order through an O-byte buffer), or None."""
+    ``conv2d.skip_zero_dsp`` / ``conv2d.skip_zero`` / ``matmul.skip_zero*``): an int8 pointwise conv /
+    fully connected layer. In the pixel_buffer mode in place through a pixel buffer (rows in
+    ``ctx.order`` through an O-byte buffer)."""
+    pool, name, order = ctx.pool, ctx.name, ctx.order
     anchor, epilogue_ops = split_group(fn)
     if anchor is None or anchor.op not in SKIP_OPS or not isinstance(anchor.args[0], Var):
-        return None
-    epi = Epilogue(fn, anchor, epilogue_ops, pool, fn.body.ty.ctype)
+        raise Unsupported("not an int8 pointwise conv or fully connected layer")
+    epi = ctx.epilogue(fn)
     mark = pool.mark()
     try:
         rows, K, O, offset, wname, index = _geometry(anchor, epi, pool)
     except Unsupported:
         pool.rollback(mark)
-        return None
+        raise
     out_shape = anchor.ty.shape
     G = K // 4
     index_bytes = max(4, -(-2 * G // 4) * 4)
@@ -87,4 +100,4 @@ def _geometry(anchor, epi, pool):
             lambda p, o: lead + [p, o] if len(out_shape) >= 2 else [o])
 
 
-__all__ = ["SKIP_OPS", "lower_skip_zero"]
+__all__ = ["SKIP_OPS", "lower_skip_zero", "skip_zero_dsp", "skip_zero_ref"]

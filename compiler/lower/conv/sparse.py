@@ -32,7 +32,8 @@ from ...codegen.templates import template
 from ...ops.conv_geom import ConvGeom, conv_group
 from ...ops.sparse_geom import BLOCK, column_segments
 from .inplace import finish
-from ..kernel import Epilogue, Kernel, flat_index
+from ..kernel import Kernel, flat_index
+from ..registry import implements
 from ..simd import check_int8_anchor, fold_offset, offset_fold, require
 from .sparse_dsp import conv2d_pairs, matmul_pairs
 
@@ -105,17 +106,20 @@ def _column(i: int) -> str:
     return f"ow + {i}" if i else "ow"
 
 
-def conv2d_sparse(fn, anchor, epi, pool, name, order=None, context=None) -> Kernel:
-    """The sparse conv kernel (module doc). ``order``: in place through a pixel buffer (the memory
-    plan's ``pixel_buffer``, batch 1, int8 output): each pixel's K outputs go to a K-byte scratch and
-    are stored after all of its reads, pixels in that order (ascending or descending)."""
-    layout = chosen(context, anchor)
+@implements("conv2d.sparse_pairs", "conv2d.sparse")
+def conv2d_sparse(fn, ctx) -> Kernel:
+    """The sparse conv kernel (module doc) in the layout the cost decision chose (lists, or the SMLAD
+    pairs of sparse_dsp). In the pixel_buffer mode (``ctx.order``: batch 1, int8 output) each pixel's K
+    outputs go to a K-byte scratch and are stored after all of its reads, pixels in that order."""
+    anchor, epi, pool, name = ctx.unpack(fn)
+    order = ctx.order
+    layout = chosen(ctx.options.context, anchor)
     check_int8_anchor(anchor)
     a = anchor.attrs
     require(a["data_layout"] == "NHWC" and a["kernel_layout"] == "OHWI" and a["input_layout"] is None,
             f"layout {a['data_layout']}/{a['kernel_layout']} (input {a['input_layout']}), not NHWC/OHWI")
     if layout == "pairs":
-        return conv2d_pairs(fn, anchor, epi, pool, name, order)
+        return conv2d_pairs(fn, ctx, anchor, epi)
     g = ConvGeom.of_call(anchor)
     w = anchor.args[1].value
     lists = csr_lists(w, lambda r, s: (r * g.dh * g.W + s * g.dw) * g.C)
@@ -136,18 +140,18 @@ def conv2d_sparse(fn, anchor, epi, pool, name, order=None, context=None) -> Kern
                   scratch_bytes=min(BLOCK, g.OW) * g.K if order else 0)
 
 
-def dw_plane_sparse(fn, name: str, pool, context) -> Kernel | None:
+@implements("depthwise.dw_plane_sparse")
+def dw_plane_sparse(fn, ctx) -> Kernel:
     """The sparse twin of the in-place depthwise ``dw_plane`` kernel (lower/conv/inplace.py: channel by
-    channel through a padded plane in the scratch, border = zero point), or None when the cost decision
-    did not choose the sparse kernel for this conv. Nonzero taps only; the input offset folded."""
+    channel through a padded plane in the scratch, border = zero point), where the cost decision chose
+    the sparse kernel for this conv. Nonzero taps only; the input offset folded."""
+    pool, name = ctx.pool, ctx.name
     anchor, epi_ops, g = conv_group(fn)
-    entry = context.sparse_kernels.get(id(anchor.args[1]))
-    if entry is None or entry[0] is not anchor.args[1]:
-        return None
+    chosen(ctx.options.context, anchor)
     ph, pw = g.plane
     w = anchor.args[1].value
     lists = csr_lists(w, lambda r, s: r * g.dh * pw + s * g.dw)
-    epi = Epilogue(fn, anchor, epi_ops, pool, fn.body.ty.ctype)
+    epi = ctx.epilogue(fn)
     init = fold_offset(epi, anchor, offset_fold(w.reshape(g.K, -1), g.offset), pool)
     names = _refs(pool, lists, id(anchor))
     outs = _outs(epi, anchor.ty.shape, lambda i: ["0", "oh", _column(i), "k"])
@@ -156,16 +160,17 @@ def dw_plane_sparse(fn, name: str, pool, context) -> Kernel | None:
                          macs=g.macs, scratch_bytes=ph * pw), fn, anchor, epi_ops, "sparse")
 
 
-def matmul_sparse(fn, anchor, epi, pool, name, order=None, context=None) -> Kernel:
+@implements("matmul.sparse_pairs", "matmul.sparse")
+def matmul_sparse(fn, ctx) -> Kernel:
     """The sparse fully-connected kernel: out[..., n] = Σ_k (a[..., k] − zp)·b[k, n] over the nonzero
     b[k, n] (a constant [K, N] int8 matrix), every leading axis of ``a`` a loop."""
-    layout = chosen(context, anchor)
-    require(order is None, "in place: the dense kernels")
+    anchor, epi, pool, name = ctx.unpack(fn)
+    layout = chosen(ctx.options.context, anchor)
     check_int8_anchor(anchor)
     x, b = anchor.args
     require(b.ty.ndim == 2 and x.ty.ndim >= 1, f"weights of shape {b.ty.shape}: only a 2-D constant matrix")
     if layout == "pairs":
-        return matmul_pairs(fn, anchor, epi, pool, name)
+        return matmul_pairs(fn, ctx, anchor, epi)
     Kr, Nn = b.ty.shape
     wt = np.ascontiguousarray(b.value.T)                       # [N, K]
     lists = csr_lists(wt.reshape(Nn, 1, 1, Kr), lambda r, s: 0)

@@ -55,9 +55,11 @@ def _outs(epi, out_shape, lead: list[str], slot: int, nbs) -> dict[int, list[tup
     return outs
 
 
-def _kernel(fn, name, pool, geo: dict, w2d: np.ndarray, anchor, epi, lead, slot, order) -> Kernel:
+def _kernel(fn, ctx, geo: dict, w2d: np.ndarray, anchor, epi, lead, slot) -> Kernel:
     """The kernel of the conv/matmul ``anchor`` with pixel geometry ``geo`` (ConvGeom fields, P pixels per
-    batch) and weights ``w2d`` [K, R]; outputs at ``lead`` with the pixel at axis ``slot``."""
+    batch) and weights ``w2d`` [K, R]; outputs at ``lead`` with the pixel at axis ``slot``; in place
+    through a pixel buffer when ``ctx.order`` is set."""
+    name, pool, order = ctx.name, ctx.pool, ctx.order
     pc = pair_cover(w2d)
     names = _names(pool, pc, id(anchor))
     geo = geo | {"R4": pc["R4"], "words": pc["words"], "ncross": pc["ncross"], "full_cross": pc["full_cross"], "block": BLOCK, "R": w2d.shape[1]}
@@ -69,9 +71,10 @@ def _kernel(fn, name, pool, geo: dict, w2d: np.ndarray, anchor, epi, lead, slot,
                   headers=list(HEADERS))
 
 
-def conv2d_pairs(fn, anchor, epi, pool, name, order=None) -> Kernel:
-    """The pair-layout sparse conv (module doc) of an int8 NHWC/OHWI conv with groups 1; ``order``:
-    in place through a pixel buffer (every read of a block precedes its stores)."""
+def conv2d_pairs(fn, ctx, anchor, epi) -> Kernel:
+    """The pair-layout sparse conv (module doc) of an int8 NHWC/OHWI conv with groups 1; in place through
+    a pixel buffer when ``ctx.order`` is set (every read of a block precedes its stores)."""
+    order = ctx.order
     g = ConvGeom.of_call(anchor)
     require(g.G == 1, "grouped / depthwise conv: the portable sparse layout")
     shape = anchor.ty.shape
@@ -82,10 +85,10 @@ def conv2d_pairs(fn, anchor, epi, pool, name, order=None) -> Kernel:
         check_flat_operands(epi, shape, (1, 2))
     w2d = anchor.args[1].value.reshape(g.K, g.reduction)
     geo = vars(g) | {"P": g.P, "N": g.N, "offset": g.offset, "padded": bool(g.pt or g.pb or g.pl or g.pr)}
-    return _kernel(fn, name, pool, geo, w2d, anchor, epi, ["n", "0", "0"], slot, order)
+    return _kernel(fn, ctx, geo, w2d, anchor, epi, ["n", "0", "0"], slot)
 
 
-def matmul_pairs(fn, anchor, epi, pool, name) -> Kernel:
+def matmul_pairs(fn, ctx, anchor, epi) -> Kernel:
     """The pair-layout sparse fully connected kernel: out[m, n] = Σ_k (a[m, k] − zp)·b[k, n] over the
     kept pairs of b's columns; the rows m (every leading axis, at most one longer than 1) in blocks."""
     x, b = anchor.args
@@ -100,7 +103,7 @@ def matmul_pairs(fn, anchor, epi, pool, name) -> Kernel:
            "pt": 0, "pl": 0, "OW": M, "K": Nn, "offset": -int(anchor.attrs.get("input_zero_point", 0)),
            "padded": False}
     w2d = np.ascontiguousarray(b.value.T)
-    return _kernel(fn, name, pool, geo, w2d, anchor, epi, ["0"] * len(lead), long[0] if long else 0, None)
+    return _kernel(fn, ctx, geo, w2d, anchor, epi, ["0"] * len(lead), long[0] if long else 0)
 
 
 __all__ = ["BLOCK", "conv2d_pairs", "matmul_pairs"]
