@@ -121,8 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     _epilog = dict(epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     c = sub.add_parser("compile", help="generate C sources", **_epilog)
     _common(c)
-    c.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory for the generated files "
-                   "(created if missing; '.' is fine); of other files, only stale ones tinyfuse wrote are removed")
+    c.add_argument("-o", "--output", metavar="OUTDIR", help="directory for the generated files "
+                   "(created if missing; '.' is fine); of other files, only stale ones tinyfuse wrote are removed; "
+                   "with --format archive: the archive FILE.tar, or a directory that gets <name>.tar")
+    c.add_argument("--format", default="dir", choices=("dir", "archive"), help="dir: the files into OUTDIR (default); "
+                   "archive: one tar of the sources, headers, metadata.json and the report (layout in the README)")
+    c.add_argument("--archive", metavar="FILE.tar", help="the same as --format archive -o FILE.tar")
     c.add_argument("--report", action="store_true", help="print fused groups and the memory plan")
     c.add_argument("--weights-section", metavar="NAME", help="linker section of the weights "
                    "(default .rodata.tinyfuse.weights)")
@@ -217,8 +221,29 @@ def _compile(args):
                          sparse=getattr(args, "sparse", None), flash_limit=flash_limit, **placement)
 
 
+def _archive_output(args) -> str | None:
+    """compile's archive file (--archive, or -o with --format archive), None for a directory output;
+    TinyfuseError when the options name no output or two."""
+    if args.archive is not None and args.output is not None:
+        raise TinyfuseError("compile: give -o OUTDIR or --archive FILE.tar, not both")
+    if args.archive is None and args.output is None:
+        raise TinyfuseError("compile: give -o OUTDIR (or --archive FILE.tar)")
+    if args.archive is not None or args.format == "archive":
+        out = args.archive if args.archive is not None else args.output
+        if not out.strip():
+            raise TinyfuseError("compile: empty archive name")
+        return out
+    return None
+
+
 def cmd_compile(args) -> int:
+    archive = _archive_output(args)
     result = _compile(args)
+    if archive is not None:
+        from .project.archive import archive_path, write_archive
+        path = write_archive(result, get_target(args.target), archive_path(archive, result.name))
+        print(f"wrote {path} ({len(result.files) + 2} files under {result.name}/: sources, headers, metadata.json, report)")
+        return 0
     out = result.write(args.output)
     if args.report:
         print(report_text(result))

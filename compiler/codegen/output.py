@@ -215,3 +215,9 @@ def write_outputs(files: dict[str, str], outdir: str | Path) -> Path:
         if stale.is_file() or stale.is_symlink():
             stale.unlink(missing_ok=True)
     return outdir
+
+
+def manifest_with_files_by_model(files: dict[str, str], model: str) -> dict[str, str]:
+    """``files`` with the manifest ``write_outputs`` writes into a directory no model wrote into before
+    (``"files_by_model"``: this model only), for outputs other than a directory (an archive)."""
+    return _with_by_model(files, model, {})
