@@ -1,4 +1,4 @@
-"""tinyfuse command line: compile | run | bench | report | validate | tune.
+"""tinyfuse command line: compile | run | bench | report | project | validate | tune.
 
 Exit codes (the contract a script can rely on; also in ``--help`` and the README):
 0 success; 1 the generated C's outputs do not match the reference; 2 user error (bad model,
@@ -56,8 +56,11 @@ class _JoinPairs(argparse.Action):
         setattr(namespace, self.dest, f"{before},{values}" if before else values)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="an ONNX or TFLite file (told apart by content, not suffix)")
+def _common(p: argparse.ArgumentParser, model_option: bool = False) -> None:
+    if model_option:      # tinyfuse project DIR --model M
+        p.add_argument("--model", required=True, help="an ONNX or TFLite file (told apart by content, not suffix)")
+    else:
+        p.add_argument("model", help="an ONNX or TFLite file (told apart by content, not suffix)")
     p.add_argument("--target", default="host", choices=list(TARGETS), metavar="TARGET",
                    help=f"target to compile for: {', '.join(TARGETS)} (default host; all but host run under qemu)")
     p.add_argument("--name", help="C identifier prefix of the generated API (default: file stem)")
@@ -124,9 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-o", "--output", metavar="OUTDIR", help="directory for the generated files "
                    "(created if missing; '.' is fine); of other files, only stale ones tinyfuse wrote are removed; "
                    "with --format archive: the archive FILE.tar, or a directory that gets <name>.tar")
-    c.add_argument("--format", default="dir", choices=("dir", "archive"), help="dir: the files into OUTDIR (default); "
-                   "archive: one tar of the sources, headers, metadata.json and the report (layout in the README)")
-    c.add_argument("--archive", metavar="FILE.tar", help="the same as --format archive -o FILE.tar")
+    from .project.command import add_archive_options
+    add_archive_options(c)
     c.add_argument("--report", action="store_true", help="print fused groups and the memory plan")
     c.add_argument("--weights-section", metavar="NAME", help="linker section of the weights "
                    "(default .rodata.tinyfuse.weights)")
@@ -155,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "energy_estimate_uj (default; --no-measure: instructions, flash and RAM only, about 1.5-2x "
                    "faster under qemu)")
     _report_parser(sub, _epilog)
+    _project_parser(sub, _epilog)
     _validate_parser(sub, _epilog)
     _tune_parser(sub, _epilog)
     return ap
@@ -172,6 +175,11 @@ def _report_parser(sub, _epilog) -> None:
     rep.add_argument("--seed", type=_non_negative, default=0, help="seed of the random input of --measure")
     rep.add_argument("--plot-format", default="svg", choices=("svg", "png"), help="format of the plots (svg)")
     rep.add_argument("--json", action="store_true", help="print the report as one JSON object instead of text")
+
+
+def _project_parser(sub, _epilog) -> None:
+    from .project.command import add_parser
+    add_parser(sub, _epilog, _common, _non_negative)
 
 
 def _validate_parser(sub, _epilog) -> None:
@@ -221,29 +229,12 @@ def _compile(args):
                          sparse=getattr(args, "sparse", None), flash_limit=flash_limit, **placement)
 
 
-def _archive_output(args) -> str | None:
-    """compile's archive file (--archive, or -o with --format archive), None for a directory output;
-    TinyfuseError when the options name no output or two."""
-    if args.archive is not None and args.output is not None:
-        raise TinyfuseError("compile: give -o OUTDIR or --archive FILE.tar, not both")
-    if args.archive is None and args.output is None:
-        raise TinyfuseError("compile: give -o OUTDIR (or --archive FILE.tar)")
-    if args.archive is not None or args.format == "archive":
-        out = args.archive if args.archive is not None else args.output
-        if not out.strip():
-            raise TinyfuseError("compile: empty archive name")
-        return out
-    return None
-
-
 def cmd_compile(args) -> int:
-    archive = _archive_output(args)
+    from .project.command import archive_output, write_archive_output
+    archive = archive_output(args)
     result = _compile(args)
     if archive is not None:
-        from .project.archive import archive_path, write_archive
-        path = write_archive(result, get_target(args.target), archive_path(archive, result.name))
-        print(f"wrote {path} ({len(result.files) + 2} files under {result.name}/: sources, headers, metadata.json, report)")
-        return 0
+        return write_archive_output(args, result, archive)
     out = result.write(args.output)
     if args.report:
         print(report_text(result))
@@ -251,6 +242,11 @@ def cmd_compile(args) -> int:
     print(f"wrote {', '.join(sorted(result.files))} to {out}/  "
           f"(kernels {len(result.steps)}, arena {result.arena_bytes} bytes{state}, weights {result.weights_bytes} bytes)")
     return 0
+
+
+def cmd_project(args) -> int:
+    from .project.command import run_project
+    return run_project(args, _compile)
 
 
 def cmd_report(args) -> int:
@@ -445,7 +441,7 @@ def cmd_tune(args) -> int:
 
 
 COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "tune": cmd_tune,
-            "validate": cmd_validate}
+            "validate": cmd_validate, "project": cmd_project}
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
