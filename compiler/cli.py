@@ -1,4 +1,4 @@
-"""tinyfuse command line: compile | run | bench | report | validate | tune.
+"""tinyfuse command line: compile | run | bench | report | project | validate | tune.
 
 Exit codes (the contract a script can rely on; also in ``--help`` and the README):
 0 success; 1 the generated C's outputs do not match the reference; 2 user error (bad model,
@@ -64,8 +64,11 @@ class _JoinPairs(argparse.Action):
         setattr(namespace, self.dest, f"{before},{values}" if before else values)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="an ONNX or TFLite file (told apart by content, not suffix)")
+def _common(p: argparse.ArgumentParser, model_option: bool = False) -> None:
+    if model_option:      # tinyfuse project DIR --model M
+        p.add_argument("--model", required=True, help="an ONNX or TFLite file (told apart by content, not suffix)")
+    else:
+        p.add_argument("model", help="an ONNX or TFLite file (told apart by content, not suffix)")
     p.add_argument("--target", default="host", choices=list(TARGETS), metavar="TARGET",
                    help=f"target to compile for: {', '.join(TARGETS)} (default host; all but host run under qemu)")
     p.add_argument("--name", help="C identifier prefix of the generated API (default: file stem)")
@@ -129,8 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     _epilog = dict(epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     c = sub.add_parser("compile", help="generate C sources", **_epilog)
     _common(c)
-    c.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory for the generated files "
-                   "(created if missing; '.' is fine); of other files, only stale ones tinyfuse wrote are removed")
+    c.add_argument("-o", "--output", metavar="OUTDIR", help="directory for the generated files "
+                   "(created if missing; '.' is fine); of other files, only stale ones tinyfuse wrote are removed; "
+                   "with --format archive: the archive FILE.tar, or a directory that gets <name>.tar")
+    from .project.command import add_archive_options
+    add_archive_options(c)
     c.add_argument("--report", action="store_true", help="print fused groups and the memory plan")
     c.add_argument("--weights-section", metavar="NAME", help="linker section of the weights "
                    "(default .rodata.tinyfuse.weights)")
@@ -159,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "energy_estimate_uj (default; --no-measure: instructions, flash and RAM only, about 1.5-2x "
                    "faster under qemu)")
     _report_parser(sub, _epilog)
+    _project_parser(sub, _epilog)
     _validate_parser(sub, _epilog)
     _tune_parser(sub, _epilog)
     return ap
@@ -176,6 +183,11 @@ def _report_parser(sub, _epilog) -> None:
     rep.add_argument("--seed", type=_non_negative, default=0, help="seed of the random input of --measure")
     rep.add_argument("--plot-format", default="svg", choices=("svg", "png"), help="format of the plots (svg)")
     rep.add_argument("--json", action="store_true", help="print the report as one JSON object instead of text")
+
+
+def _project_parser(sub, _epilog) -> None:
+    from .project.command import add_parser
+    add_parser(sub, _epilog, _common, _non_negative)
 
 
 def _validate_parser(sub, _epilog) -> None:
@@ -240,7 +252,11 @@ def _compile_model(args):
 
 
 def cmd_compile(args) -> int:
+    from .project.command import archive_output, write_archive_output
+    archive = archive_output(args)
     result = _compile(args)
+    if archive is not None:
+        return write_archive_output(args, result, archive)
     out = result.write(args.output)
     if args.report:
         from .report.text import compile_report_text
@@ -249,6 +265,11 @@ def cmd_compile(args) -> int:
     print(f"wrote {', '.join(sorted(result.files))} to {out}/  "
           f"(kernels {len(result.steps)}, arena {result.arena_bytes} bytes{state}, weights {result.weights_bytes} bytes)")
     return 0
+
+
+def cmd_project(args) -> int:
+    from .project.command import run_project
+    return run_project(args, _compile)
 
 
 def cmd_report(args) -> int:
@@ -391,7 +412,7 @@ def cmd_tune(args) -> int:
 
 
 COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "tune": cmd_tune,
-            "validate": cmd_validate}
+            "validate": cmd_validate, "project": cmd_project}
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):

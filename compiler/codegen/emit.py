@@ -7,6 +7,7 @@ import json
 
 from ..ir.types import C_TYPES
 from ..resources import runtime_dir
+from .identifiers import io_macro_ids
 from .templates import c_array_body, template
 
 MANIFEST_VERSION = 1
@@ -21,6 +22,9 @@ RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "inc
                    HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h",
                    REQUANT_ARM_HEADER: runtime_dir() / "include" / "tinyfuse" / "requant_arm.h"}
 CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit patterns
+# <NAME>_TYPE_<DTYPE> of the header: TFLite's TensorType numbers (schema.fbs), one per I/O dtype
+ARENA_ALIGN = 16     # targets.ARENA_ALIGN (codegen may not import targets): what every entry point checks
+TYPE_CODES = {"float32": 0, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9}
 
 
 def _isl_macros(kernels) -> list[str]:
@@ -74,7 +78,8 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         constants=[(cname, CONST_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
         weights_bytes=result.weights_bytes, macs=result.macs, placement=result.placement,
         in_q=in_q, out_q=out_q, states=result.states, state_bytes=result.state_bytes, io_caller=result.io_caller,
-        step_api=_step_api(result),
+        step_api=_step_api(result), type_codes=TYPE_CODES, io_ids=io_macro_ids(result.inputs, result.outputs),
+        arena_align=f"{name.upper()}_ALIGN" if result.placement.align >= ARENA_ALIGN else str(ARENA_ALIGN),
     )
     uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
     ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []

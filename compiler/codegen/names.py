@@ -14,11 +14,10 @@ A ``--name`` that had to change gives a warning naming the result.
 """
 from __future__ import annotations
 
-import re
-import unicodedata
 import warnings
 
 from .emit import RUNTIME_HEADERS
+from .identifiers import c_identifier
 
 C_STANDARD_HEADERS = frozenset({
     "assert", "complex", "ctype", "errno", "fenv", "float", "inttypes", "iso646", "limits", "locale",
@@ -26,15 +25,6 @@ C_STANDARD_HEADERS = frozenset({
     "stddef", "stdint", "stdio", "stdlib", "stdnoreturn", "string", "tgmath", "threads", "time", "uchar",
     "wchar", "wctype"})
 RESERVED_NAMES = C_STANDARD_HEADERS | {h.removesuffix(".h") for h in RUNTIME_HEADERS}
-
-
-def c_identifier(text: str) -> str:
-    """``text`` as an ASCII C identifier (see module doc); ``'model'`` when nothing is left."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    s = re.sub(r"[^A-Za-z0-9_]", "_", ascii_text)
-    if not s.strip("_"):
-        return "model"
-    return "m" + s if s[0] == "_" else "m_" + s if s[0].isdigit() else s
 
 
 def model_name(name: str | None, fallback: str) -> str:

@@ -179,4 +179,10 @@ def write_outputs(files: dict[str, str], outdir: str | Path) -> Path:
     return outdir
 
 
-__all__ = ["MANIFEST", "SHARED", "previous_by_model", "previous_files", "write_atomic", "write_outputs"]
+def manifest_with_files_by_model(files: dict[str, str], model: str) -> dict[str, str]:
+    """``files`` with the manifest ``write_outputs`` writes into a directory no model wrote into before
+    (``"files_by_model"``: this model only), for outputs other than a directory (an archive)."""
+    return _with_by_model(files, model, {})
+
+
+__all__ = ["MANIFEST", "SHARED", "previous_by_model", "previous_files", "manifest_with_files_by_model", "write_atomic", "write_outputs"]

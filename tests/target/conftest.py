@@ -19,17 +19,20 @@ def require_tools(target: str, *extra: str) -> None:
         skip_or_fail(f"{target} needs {', '.join(missing)}; install: {INSTALL_HINT}")
 
 
-def run_bare(target: str, main_c: str, workdir: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+def run_bare(target: str, main_c: str, workdir: Path, timeout: float = 60,
+             sources: tuple[Path, ...] = (), include: Path | None = None) -> subprocess.CompletedProcess:
     """Build ``main_c`` with runtime_c (bench helpers, semihosting) and the board start-up of
-    ``target``'s first board, run it under qemu; the finished process (guest text on stderr)."""
+    ``target``'s first board, run it under qemu; the finished process (guest text on stderr).
+    ``sources``: more C files (a compiled model's), ``include``: one more header directory."""
     t = get_target(target)
     b = t.board
     main, elf = workdir / "main.c", workdir / "bare.elf"
     main.write_text(main_c)
     cmd = [t.cc, *t.cflags, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{RUNTIME_DIR / 'include'}",
-           str(main), str(RUNTIME_DIR / "src" / "tf_bench.c"), *(str(BOARDS_DIR / s) for s in b.sources),
+           *([f"-I{include}"] if include else []), str(main), *map(str, sources),
+           str(RUNTIME_DIR / "src" / "tf_bench.c"), *(str(BOARDS_DIR / s) for s in b.sources),
            *t.ldflags, *(f"-L{BOARDS_DIR / d}" for d in b.lib_dirs), "-T", str(BOARDS_DIR / b.linker_script),
-           "-Wl,--no-warn-rwx-segments", "-o", str(elf)]
+           "-Wl,--no-warn-rwx-segments", "-lm", "-o", str(elf)]
     subprocess.run(cmd, check=True)
     return subprocess.run([*b.qemu, "-semihosting-config", "enable=on,target=native", "-kernel", str(elf)],
                           capture_output=True, text=True, timeout=timeout)

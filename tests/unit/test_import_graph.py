@@ -143,7 +143,8 @@ MAY_IMPORT = {
                       "memory", "passes"},
     "tune": BASE | {"driver", "cost", "harness", "options", "strategy", "targets"},
     "validate": BASE | {"driver", "harness", "targets", "frontend"},
-    "cli": BASE | {"driver", "harness", "memory", "options", "passes", "report", "targets", "tune", "validate"},
+    "project": BASE | {"codegen", "driver", "harness", "report", "targets"},
+    "cli": BASE | {"driver", "harness", "memory", "options", "passes", "project", "report", "targets", "tune", "validate"},
     "__main__": {"cli", "errors"}, "tinyfuse": {"_version", "errors", "driver"},
 }
 

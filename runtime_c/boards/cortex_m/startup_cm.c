@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * SPDX-FileCopyrightText: the tinyfuse authors (tinyfuse runtime_c; `tinyfuse project` copies this file) */
 /* Cortex-M start-up for the qemu boards: vector table, FPU/MVE enable, .data copy, .bss clear,
  * exit(main()) through semihosting. A fault prints "FAULT: exception N" and exits with 127. */
 #include <stdint.h>

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * SPDX-FileCopyrightText: the tinyfuse authors (tinyfuse runtime_c; `tinyfuse project` copies this file) */
 /* Semihosting calls for the qemu boards: Arm M-profile BKPT 0xAB, RISC-V "slli; ebreak; srai".
  * QEMU serves them with -semihosting-config enable=on,target=native: text goes to QEMU's stderr
  * (or a chardev), files are opened relative to QEMU's working directory, and the exit code of
