@@ -20,7 +20,9 @@ RUN_JSON_KEYS = {"model", "target", "board", "tinyfuse_version", "kernels", "are
                  "weights_bytes", "macs", "oracle", "oracle_error", "compared_with", "max_abs_diff", "max_abs_ref",
                  "quantized", "ref_exact", "max_lsb_diff", "tflm_exact", "tflm_error", "outputs_match",
                  "real_oracle_holds", "real_kernels_checked", "real_lsb0", "real_lsb1", "real_kernels_over",
-                 "real_kernels_unchecked", "real_max_lsb", "per_layer"}
+                 "real_kernels_unchecked", "real_max_lsb", "per_layer", "rtol", "weights_dtype", "half_compared_with",
+                 "half_max_abs_diff", "half_max_abs_ref", "rounding", "tflm_equal", "tflm_max_lsb", "outputs_total",
+                 "verdict"}
 
 N = helper.make_node
 W = np.random.default_rng(0).standard_normal((4, 2, 3, 3)).astype(np.float32)
