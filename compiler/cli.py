@@ -1,9 +1,9 @@
 """tinyfuse command line: compile | run | bench | report | validate | tune.
 
 Exit codes (the contract a script can rely on; also in ``--help`` and the README):
-0 success; 1 the generated C's outputs do not match the reference; 2 user error (bad model,
-unsupported op, bad option or path): one ``error:`` line on stderr; 3 internal error (a tinyfuse
-bug): one ``error: internal error in tinyfuse X.Y: ... please report`` line. ``--debug`` adds the
+0 success; 1 the generated C's outputs do not match the reference (run) or a validate --fail-under
+criterion fails; 2 user error (bad model, unsupported op, bad option or path): one ``error:`` line on
+stderr; 3 internal error (a tinyfuse bug): one ``error: internal error in tinyfuse X.Y: ... please report`` line. ``--debug`` adds the
 traceback; without it none reaches the user.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from .tune.command import RAM_LIMIT_HELP, int_at_least
 EXIT_OK, EXIT_MISMATCH, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
 EXIT_CODES_HELP = """exit codes:
   0  success
-  1  the generated C's outputs do not match the reference (run)
+  1  the generated C's outputs do not match the reference (run), or a --fail-under criterion fails (validate)
   2  user error: bad model, unsupported operator, bad option or path (one 'error:' line)
   3  internal error in tinyfuse (one 'error:' line; please report it; --debug shows the traceback)"""
 
@@ -183,6 +183,21 @@ def _validate_parser(sub, _epilog) -> None:
                    "of the model's own reference; int8 outputs are dequantized")
     v.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
+    v.add_argument("--quantize-inputs", action="store_true", help="float samples for a quantized (int8/uint8/int16) "
+                   "input are quantized with the input's scale and zero point (round half to even, saturating); "
+                   "without it they are refused, as is any sample whose dtype is not the input's")
+    v.add_argument("--fail-under", action="append", default=[], type=_criterion, metavar="METRIC=VALUE",
+                   help="exit 1 when METRIC is below VALUE on an output: exact (fraction of bit-exact samples), "
+                   "top1 (top-1 agreement), cosine, accuracy (with --labels); repeatable, e.g. top1=0.9")
+
+
+def _criterion(text: str) -> tuple[str, float]:
+    """argparse type of validate --fail-under (validate.parse_criterion)."""
+    from .validate import parse_criterion
+    try:
+        return parse_criterion(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _tune_parser(sub, _epilog) -> None:
@@ -409,9 +424,10 @@ def bench_text(f: dict) -> str:
 def cmd_validate(args) -> int:
     from .validate import validate, validate_text
     s = validate(args.model, args.inputs, labels=args.labels, target=args.target, float_model=args.float_model,
-                 progress=not args.no_progress and not args.json, result=_compile(args))
+                 progress=not args.no_progress and not args.json, result=_compile(args),
+                 quantize_inputs=args.quantize_inputs, fail_under=args.fail_under)
     print(json.dumps(s) if args.json else validate_text(s))
-    return 0
+    return EXIT_OK if s["passed"] else EXIT_MISMATCH
 
 
 def cmd_tune(args) -> int:
