@@ -57,7 +57,8 @@ def _measured_note(rows: list[dict]) -> list[str]:
 
 def report(result, target, measured: dict | None = None,
            plot_format: str | None = "svg") -> tuple[str, dict[str, bytes]]:
-    """(text, files) of ``tinyfuse report``: files are report.json, memory_plan.<fmt> and
+    """(text, files) of ``tinyfuse report``: files are report.json, network_report.txt (the text
+    tables, as ``stedgeai analyze`` writes its network report beside its JSON), memory_plan.<fmt> and
     roofline.<fmt> (``plot_format`` svg or png; None: no plots). Without matplotlib the plots are
     left out and the text's last line says how to get them."""
     data = report_data(result, target, measured)
@@ -67,6 +68,7 @@ def report(result, target, measured: dict | None = None,
         files.update(plots.plot_files(data, data["kernels"], data["buffers"], plot_format))
     elif plot_format:
         text += "\n" + plots.PLOTS_HINT
+    files["network_report.txt"] = (text + "\n").encode()
     return text, files
 
 
