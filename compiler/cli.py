@@ -1,4 +1,4 @@
-"""tinyfuse command line: compile | run | bench | report | validate | tune.
+"""tinyfuse command line: compile | run | bench | report | validate | tune | quantize.
 
 Exit codes (the contract a script can rely on; also in ``--help`` and the README):
 0 success; 1 the generated C's outputs do not match the reference (run) or a validate --fail-under
@@ -19,11 +19,15 @@ from pathlib import Path
 import numpy as np
 
 from ._version import __version__
+from .codegen.labels import read_labels
 from .errors import TinyfuseError
+from .harness.cycles import clock_mhz
 from .harness.inputs import load_inputs
 from .harness.oracles import onnxruntime_outputs, reference_outputs, tflm_outputs  # noqa: F401 (re-exported)
 from .harness.verdict import compare, is_quantized, output_lsb, top_classes, verdict_line  # noqa: F401
 from .options import IO_BUFFERS, KERNEL_CHOICES, SPARSE_CHOICES
+from .quantize import add_parser as add_quantize_parser, cmd_quantize
+from .validate import criterion
 from .memory import PLANNERS
 from .passes.pipeline import PASS_NAMES
 from .targets import TARGETS, get_target
@@ -104,6 +108,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
+def _class_labels(p: argparse.ArgumentParser) -> None:
+    """--labels of compile and run: class names into the header (codegen/labels.py)."""
+    p.add_argument("--labels", dest="class_labels", metavar="FILE", help="class names, one per line, as many as "
+                   "output 0's last axis: <NAME>_LABELS[] / <NAME>_NUM_LABELS in the header (run: in the top-5)")
+
+
 def _execution(p: argparse.ArgumentParser) -> None:
     """Options of the commands that build and run the model (run, bench)."""
     p.add_argument("--input", metavar="FILE", help=".npy, or .npz with key 'input' or the graph input names")
@@ -123,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(c)
     c.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory for the generated files "
                    "(created if missing; '.' is fine); of other files, only stale ones tinyfuse wrote are removed")
+    _class_labels(c)
     c.add_argument("--report", action="store_true", help="print fused groups and the memory plan")
     c.add_argument("--weights-section", metavar="NAME", help="linker section of the weights "
                    "(default .rodata.tinyfuse.weights)")
@@ -134,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
                        **_epilog)
     _common(r)
     _execution(r)
+    _class_labels(r)
     r.add_argument("--tflite-ref", metavar="FILE", help="int8: also run FILE.tflite in TFLite Micro on the same "
                    "input and count exact matches (automatic for a .tflite model)")
     r.add_argument("--per-layer", action="store_true", help="trace every kernel's output of the build (host, or "
@@ -150,9 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "mix, with cycle and energy estimates: JSON keys traffic, instruction_mix, cycles_estimate, "
                    "energy_estimate_uj (default; --no-measure: instructions, flash and RAM only, about 1.5-2x "
                    "faster under qemu)")
+    b.add_argument("--clock-mhz", type=clock_mhz, metavar="MHZ", help="also ESTIMATE milliseconds per inference "
+                   "and per kernel at this core clock, from the cycle estimate (--no-measure: instructions as cycles)")
     _report_parser(sub, _epilog)
     _validate_parser(sub, _epilog)
     _tune_parser(sub, _epilog)
+    add_quantize_parser(sub, _epilog)      # tinyfuse.quantize: float ONNX + samples -> int8 QDQ ONNX
     return ap
 
 
@@ -186,18 +201,9 @@ def _validate_parser(sub, _epilog) -> None:
     v.add_argument("--quantize-inputs", action="store_true", help="float samples for a quantized (int8/uint8/int16) "
                    "input are quantized with the input's scale and zero point (round half to even, saturating); "
                    "without it they are refused, as is any sample whose dtype is not the input's")
-    v.add_argument("--fail-under", action="append", default=[], type=_criterion, metavar="METRIC=VALUE",
+    v.add_argument("--fail-under", action="append", default=[], type=criterion, metavar="METRIC=VALUE",
                    help="exit 1 when METRIC is below VALUE on an output: exact (fraction of bit-exact samples), "
                    "top1 (top-1 agreement), cosine, accuracy (with --labels); repeatable, e.g. top1=0.9")
-
-
-def _criterion(text: str) -> tuple[str, float]:
-    """argparse type of validate --fail-under (validate.parse_criterion)."""
-    from .validate import parse_criterion
-    try:
-        return parse_criterion(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _tune_parser(sub, _epilog) -> None:
@@ -229,7 +235,8 @@ def _compile(args):
                          stateful=getattr(args, "stateful", None) or (), weights_dtype=args.weights_dtype,
                          realtime=dict(skip_zero_activations=args.skip_zero_activations, wcet=args.wcet,
                                        max_step_instructions=args.max_step_instructions or 0), io_buffers=getattr(args, "io_buffers", "arena"),
-                         sparse=getattr(args, "sparse", None), flash_limit=flash_limit, **placement)
+                         sparse=getattr(args, "sparse", None), flash_limit=flash_limit,
+                         labels=read_labels(getattr(args, "class_labels", None)), **placement)
 
 
 def cmd_compile(args) -> int:
@@ -314,7 +321,9 @@ def _output_lines(result, outs) -> list[str]:
         lines.append(f"output '{t.name}' {list(t.shape)} {t.dtype}")
         flat = o.reshape(-1)
         if o.ndim == 2 and o.shape[0] == 1 and 1 < o.shape[1] <= 1000:
-            lines.append("  top-5: " + ", ".join(f"class {i}: {flat[i]:.6g}" for i in top_classes(o)))
+            names = result.labels if t is result.outputs[0] and len(result.labels) == o.shape[-1] else ()
+            lines.append("  top-5: " + ", ".join(f"class {i}{f' ({names[i]})' if names else ''}: {flat[i]:.6g}"
+                                                 for i in top_classes(o)))
         else:
             lines.append("  first values: " + ", ".join(f"{v:.6g}" for v in flat[:8]))
     return lines
@@ -389,6 +398,9 @@ def cmd_bench(args) -> int:
         build = build_target(result, target, Path(args.keep) if args.keep else Path(tmp), inputs)
         figures = bench_target(build, measure=args.measure)
         figures |= realtime_figures(build, args.wcet, inputs, args.seed)
+    if args.clock_mhz:
+        from .harness.cycles import time_estimate, time_text
+        figures["time_estimate_ms"] = time_estimate(figures, args.clock_mhz)
     if args.json:
         print(json.dumps(figures))
         return 0
@@ -396,6 +408,8 @@ def cmd_bench(args) -> int:
     if args.measure:
         from .harness.measure_text import measured_text
         print(measured_text(figures))
+    if args.clock_mhz:
+        print("\n".join(time_text(figures["time_estimate_ms"])))
     return 0
 
 
@@ -436,7 +450,7 @@ def cmd_tune(args) -> int:
 
 
 COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "tune": cmd_tune,
-            "validate": cmd_validate}
+            "validate": cmd_validate, "quantize": cmd_quantize}
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):

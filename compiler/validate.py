@@ -268,6 +268,15 @@ def _criteria_apply(fail_under, result, float_model, labels) -> None:
             raise TinyfuseError("--fail-under accuracy needs --labels (class indices of the samples)")
 
 
+def criterion(text: str) -> tuple[str, float]:
+    """argparse type of ``--fail-under``: :func:`parse_criterion`, its ValueError as argparse's error."""
+    import argparse
+    try:
+        return parse_criterion(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def check_criteria(s: dict, fail_under) -> list[dict]:
     """Each (metric, minimum) of ``fail_under`` on every output of the summary ``s``: {metric, minimum,
     output, value, passed}. ``exact`` is the fraction of samples whose output is bit-equal. TinyfuseError
@@ -311,5 +320,5 @@ def validate_text(s: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CRITERIA", "check_criteria", "io_quantization", "load_labels", "load_samples", "output_metrics",
+__all__ = ["CRITERIA", "check_criteria", "criterion", "io_quantization", "load_labels", "load_samples", "output_metrics",
            "parse_criterion", "validate", "validate_text"]

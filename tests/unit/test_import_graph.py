@@ -143,7 +143,9 @@ MAY_IMPORT = {
                       "memory", "passes"},
     "tune": BASE | {"driver", "cost", "harness", "options", "strategy", "targets"},
     "validate": BASE | {"driver", "harness", "targets", "frontend"},
-    "cli": BASE | {"driver", "harness", "memory", "options", "passes", "report", "targets", "tune", "validate"},
+    "quantize": BASE | {"frontend", "validate"},
+    "cli": BASE | {"driver", "harness", "memory", "options", "passes", "report", "targets", "tune", "validate",
+                   "quantize", "codegen"},
     "__main__": {"cli"}, "tinyfuse": {"_version", "errors", "driver"},
 }
 
