@@ -5,7 +5,8 @@
 # instructions/MAC beside TFLM+CMSIS-NN and X-CUBE-AI, the fusion ablation with measured traffic.
 # `make conformance`: the ONNX node tests per op; `make fuzz`: thousands of random graphs vs onnxruntime;
 # `make fuzz-parsers`: 10,000 mutated .onnx and .tflite each must compile or give one clear error;
-# `make fuzz-tflm`: thousands of random int8 one-op TFLite models byte-identical with TFLite Micro.
+# `make fuzz-tflm`: thousands of random int8 (byte-identical) and float32 TFLite models against TFLite Micro,
+# per kernel variant (TFLM_FUZZ_VARIANT=ref|arm_dsp|arm_mve|arm_fpu, or under qemu: TFLM_FUZZ_QEMU=cortex-m4).
 
 PY      ?= python3
 VENV    := .venv
@@ -81,20 +82,35 @@ conformance: setup
 	$(VPY) -m tests.conformance.runner $(CONFORMANCE_ARGS)
 
 # differential fuzzing: FUZZ_COUNT random graphs (float and int8 QDQ) vs onnxruntime and the numpy
-# reference; failures are minimised and logged to build/fuzz/failures.jsonl
-FUZZ_COUNT ?= 3000
-FUZZ_SEED  ?= 1000
+# reference; failures are minimised and logged to build/fuzz/failures.jsonl. FUZZ_TARGET=cortex-m4
+# (arm_dsp, arm_fpu) or cortex-m55 (arm_mve) compiles for that target and builds its SIMD kernels on the
+# host through runtime_c/include/tinyfuse/simd_host.h (the portable stand-ins of the intrinsics)
+FUZZ_COUNT  ?= 3000
+FUZZ_SEED   ?= 1000
+FUZZ_TARGET ?= host
 fuzz: setup
-	$(VPY) -m tests.fuzz.generator --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) $(FUZZ_ARGS)
+	$(VPY) -m tests.fuzz.generator --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --target $(FUZZ_TARGET) $(FUZZ_ARGS)
 
-# TFLM twins (tests/fuzz/tflm_twin.py): TFLM_FUZZ_COUNT random int8 one-op (and two-op chain) TFLite models,
-# every op tinyfuse has a TFLite twin for, compiled → gcc → run and compared with TFLite Micro byte for byte;
-# prints op | models | exact | tflm wraps | tflm refused | tf refused | failures | seconds; failures (seed, op,
-# parameters) are logged to build/fuzz/tflm_twin_failures.jsonl and make the target fail
-TFLM_FUZZ_COUNT ?= 2000
-TFLM_FUZZ_SEED  ?= 0
-fuzz-tflm: setup-host
-	$(VPY) -m tests.fuzz.tflm_twin --count $(TFLM_FUZZ_COUNT) --seed $(TFLM_FUZZ_SEED) $(TFLM_FUZZ_ARGS)
+# TFLM twins (tests/fuzz/tflm_twin.py): TFLM_FUZZ_COUNT random int8 one-op (and chain) TFLite models and
+# float32 conv/depthwise/FC/chain models, compiled → built → run and compared with TFLite Micro (int8 byte
+# for byte, float within the rounding bound of tests/fuzz/twin_draw_float.py).
+#   TFLM_FUZZ_VARIANT=ref      every op, compiled for the host (portable kernels)
+#   TFLM_FUZZ_VARIANT=arm_dsp  the SIMD draws (width/height-1 images, channels 1-67, 1xK/Kx1 kernels,
+#                              residual epilogues, FC rows, conv>dw>conv chains, extreme scales) compiled
+#                              for cortex-m4; arm_mve: cortex-m55; arm_fpu: the float draws, cortex-m4;
+#                              built on the host through simd_host.h, 24 models per program
+#   TFLM_FUZZ_QEMU=cortex-m4   compiled for that target (cortex-m55, ...) and run under qemu (about 1 s a model)
+# prints op | models | exact | tflm wraps | tflm refused | tf refused | failures | used <variant> | seconds and a
+# coverage table per shape class; failures (seed, op, variants, parameters) are logged to
+# build/fuzz/tflm_twin_failures.jsonl and make the target fail. benchmarks/fuzz_variants.py reruns the
+# recorded campaigns (benchmarks/data/fuzz_variants.md)
+TFLM_FUZZ_COUNT   ?= 2000
+TFLM_FUZZ_SEED    ?= 0
+TFLM_FUZZ_VARIANT ?= ref
+TFLM_FUZZ_QEMU    ?=
+fuzz-tflm: $(if $(TFLM_FUZZ_QEMU),setup,setup-host)
+	$(VPY) -m tests.fuzz.tflm_twin --count $(TFLM_FUZZ_COUNT) --seed $(TFLM_FUZZ_SEED) --variant $(TFLM_FUZZ_VARIANT) \
+	  $(if $(TFLM_FUZZ_QEMU),--qemu $(TFLM_FUZZ_QEMU)) $(TFLM_FUZZ_ARGS)
 
 # parser fuzzing (tests/fuzz/parsers.py): PARSER_FUZZ_COUNT hypothesis-drawn mutants of .onnx and of .tflite
 # through compile_model and PARSER_FUZZ_CLI of each through `python -m tinyfuse compile`; one summary line

@@ -16,7 +16,7 @@ temporary folder). For the dense model and every pruned one, with the commands p
   M.tflite --target T``: outputs equal to TFLite Micro on the same pruned model (exact).
 
 Results on cortex-m4 (qemu instruction counts, tinyfuse 2026-12-02, the SMLAD pair layout of
-lower/sparse_dsp.py or the index lists, whichever the estimate prefers, for groups-1 convs and fully
+lower/conv/sparse_dsp.py or the index lists, whichever the estimate prefers, for groups-1 convs and fully
 connected layers; the dense costs refitted). The same models with the index lists only (the previous
 kernel, dense costs fitted before today's dense kernels): KWS 5,748,138 / 5,037,482 / 3,625,691 /
 5,812,032 instructions at 50% / 75% / 90% / 2:4 (slower than dense except at 90%), ResNet-8

@@ -3,13 +3,17 @@
 Exit codes (the contract a script can rely on; also in ``--help`` and the README):
 0 success; 1 the generated C's outputs do not match the reference (run) or a validate --fail-under
 criterion fails; 2 user error (bad model, unsupported op, bad option or path): one ``error:`` line on
-stderr; 3 internal error (a tinyfuse bug): one ``error: internal error in tinyfuse X.Y: ... please report`` line. ``--debug`` adds the
-traceback; without it none reaches the user.
+stderr; 3 internal error (a tinyfuse bug): one ``error: internal error in tinyfuse X.Y: ... please report``
+line; 130 Ctrl-C (one line); 141 stdout closed by its reader (``| head``; nothing printed). ``--debug`` adds
+the traceback; without it none reaches the user.
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import select
 import sys
 import tempfile
 import traceback
@@ -20,11 +24,11 @@ import numpy as np
 
 from ._version import __version__
 from .codegen.labels import read_labels
-from .errors import TinyfuseError
-from .harness.cycles import clock_mhz
+from .errors import TinyfuseError, interrupted
+from .harness.cycles import clock_mhz, time_estimate, time_text
 from .harness.inputs import load_inputs
 from .harness.oracles import onnxruntime_outputs, reference_outputs, tflm_outputs  # noqa: F401 (re-exported)
-from .harness.verdict import compare, is_quantized, output_lsb, top_classes, verdict_line  # noqa: F401
+from .harness.verdict import compare, is_quantized, output_lines, output_lsb, top_classes, verdict_line  # noqa: F401
 from .options import IO_BUFFERS, KERNEL_CHOICES, SPARSE_CHOICES
 from .quantize import add_parser as add_quantize_parser, cmd_quantize
 from .validate import criterion
@@ -32,13 +36,17 @@ from .memory import PLANNERS
 from .passes.pipeline import PASS_NAMES
 from .targets import TARGETS, get_target
 from .tune.command import RAM_LIMIT_HELP, int_at_least
+from .userdir import input_file
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
+EXIT_PIPE_CLOSED = 141        # 128 + SIGPIPE, as a shell reports a program whose reader went away
 EXIT_CODES_HELP = """exit codes:
   0  success
   1  the generated C's outputs do not match the reference (run), or a --fail-under criterion fails (validate)
   2  user error: bad model, unsupported operator, bad option or path (one 'error:' line)
-  3  internal error in tinyfuse (one 'error:' line; please report it; --debug shows the traceback)"""
+  3  internal error in tinyfuse (one 'error:' line; please report it; --debug shows the traceback)
+  130  interrupted (Ctrl-C; one 'error:' line)
+  141  stdout was closed by its reader (tinyfuse ... | head); nothing printed"""
 
 
 _non_negative = int_at_least(0)     # argparse type of --seed (numpy's seeds) and --scratch-bytes
@@ -108,10 +116,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
-def _class_labels(p: argparse.ArgumentParser) -> None:
-    """--labels of compile and run: class names into the header (codegen/labels.py)."""
-    p.add_argument("--labels", dest="class_labels", metavar="FILE", help="class names, one per line, as many as "
-                   "output 0's last axis: <NAME>_LABELS[] / <NAME>_NUM_LABELS in the header (run: in the top-5)")
+_LABELS = dict(dest="class_labels", metavar="FILE", help="class names, one per line, as many as output 0's last "
+               "axis: <NAME>_LABELS[] / <NAME>_NUM_LABELS in the header (run: in the top-5; codegen/labels.py)")
 
 
 def _execution(p: argparse.ArgumentParser) -> None:
@@ -133,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(c)
     c.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="directory for the generated files "
                    "(created if missing; '.' is fine); of other files, only stale ones tinyfuse wrote are removed")
-    _class_labels(c)
+    c.add_argument("--labels", **_LABELS)
     c.add_argument("--report", action="store_true", help="print fused groups and the memory plan")
     c.add_argument("--weights-section", metavar="NAME", help="linker section of the weights "
                    "(default .rodata.tinyfuse.weights)")
@@ -145,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
                        **_epilog)
     _common(r)
     _execution(r)
-    _class_labels(r)
+    r.add_argument("--labels", **_LABELS)
     r.add_argument("--tflite-ref", metavar="FILE", help="int8: also run FILE.tflite in TFLite Micro on the same "
                    "input and count exact matches (automatic for a .tflite model)")
     r.add_argument("--per-layer", action="store_true", help="trace every kernel's output of the build (host, or "
@@ -212,7 +218,21 @@ def _tune_parser(sub, _epilog) -> None:
     add_parser(sub, _epilog, [n for n, tg in TARGETS.items() if not tg.is_host])
 
 
-def _compile(args):
+def _compile(args, needs_board: bool = False):
+    """compile_model with the command line's options. ``needs_board`` (run, bench, report --measure,
+    validate): a model that fits no qemu board of the target is the one error of ``check_fits``
+    instead of compile's NoBoardWarning."""
+    if not needs_board:
+        return _compile_model(args)
+    from .targets import NoBoardWarning, check_fits
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoBoardWarning)
+        result = _compile_model(args)
+    check_fits(result, get_target(args.target))
+    return result
+
+
+def _compile_model(args):
     from .driver import compile_model
     ram_limit, records = None, args.tuning_records
     if getattr(args, "ram_limit", None):
@@ -243,7 +263,8 @@ def cmd_compile(args) -> int:
     result = _compile(args)
     out = result.write(args.output)
     if args.report:
-        print(report_text(result))
+        from .report.text import compile_report_text
+        print(compile_report_text(result))
     state = f", state {result.state_bytes} bytes" if result.states else ""
     print(f"wrote {', '.join(sorted(result.files))} to {out}/  "
           f"(kernels {len(result.steps)}, arena {result.arena_bytes} bytes{state}, weights {result.weights_bytes} bytes)")
@@ -251,18 +272,20 @@ def cmd_compile(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .report import report
+    from .report import report, report_files
     from .targets import get_target
+    from .userdir import check_claim, claim, write_atomic
     target = get_target(args.target)
-    result = _compile(args)
+    if args.output:     # before anything runs: only files tinyfuse wrote there, or new ones (tinyfuse.userdir)
+        check_claim(args.output, report_files(args.plot_format), "-o DIR")
+    result = _compile(args, needs_board=args.measure)
     measured = measure_kernels(result, target, args.seed) if args.measure else None
     text, files = report(result, target, measured, args.plot_format if args.output else None)
     print(files["report.json"].decode().rstrip() if args.json else text)
     if args.output:
-        out = Path(args.output)
-        out.mkdir(parents=True, exist_ok=True)
+        out = claim(args.output, files, "-o DIR")
         for fname, body in files.items():
-            (out / fname).write_bytes(body)
+            write_atomic(out / fname, body)
         print(f"wrote {', '.join(sorted(files))} to {out}/", file=sys.stderr if args.json else sys.stdout)
     return 0
 
@@ -278,61 +301,30 @@ def measure_kernels(result, target, seed: int) -> dict:
                             measure=True)
 
 
-def report_text(result) -> str:
-    """Fused groups (anchor + epilogue) and the memory plan table."""
-    from .memory import format_plan
-    lines = [f"model {result.name}: {len(result.steps)} kernels, {result.macs} MACs, "
-             f"arena {result.arena_bytes} B (naive {result.naive_bytes} B), weights {result.weights_bytes} B"
-             + (f", state {result.state_bytes} B (persistent: " + ", ".join(
-                 f"{t.name} {list(t.shape)} {t.dtype} at {t.offset}" + (f", ring buffer of {t.capacity} B"
-                                                                       if t.ring_step else "")
-                for t in result.states) + f"); state bytes copied per frame: {_copied(result)}"
-                if result.states else ""), "",
-             f"{'kernel':<40} {'ops (anchor -> epilogue)':<48} {'MACs':>10}"]
-    for s in result.steps:
-        lines.append(f"{s.kernel.name:<40} {' -> '.join(s.kernel.ops):<48} {s.kernel.macs:>10}")
-    lines += ["", "memory plan (buffer t<i>; first/last = kernel index, -1 = model input):",
-              format_plan(result.plan, result.buffers)]
-    return "\n".join(lines)
-
-
-def _copied(result) -> str:
-    from .memory.state import copied_per_frame
-    c = copied_per_frame(result.states, result.steps)
-    return f"{c['total']:.0f} (" + ", ".join(f"{k} {v:.0f}" for k, v in c.items() if k != "total" and v) + ")"
-
-
 def _build_and_run(result, target, inputs, keep: str | None) -> tuple[list[np.ndarray], str | None]:
-    """Build the generated C (host gcc or a qemu target) in ``keep`` or a temp dir, run it on
-    ``inputs``; (outputs, qemu board name or None)."""
+    """Build the generated C (host gcc or a qemu target) in ``keep`` (claimed first: harness/workdir.py)
+    or a temp dir, run it on ``inputs``; (outputs, qemu board name or None)."""
     from .harness import build_host, run_host
     from .harness.qemu import build_target, run_target
+    from .harness.workdir import keep_dir
+    kept = keep_dir(keep, result, target, "run")
     with tempfile.TemporaryDirectory(prefix="tinyfuse_") as tmp:
-        work = Path(keep) if keep else Path(tmp)
+        work = kept or Path(tmp)
         if target.is_host:
             return run_host(build_host(result, work), result, inputs), None
         build = build_target(result, target, work, inputs)
         return run_target(build), build.board.name
 
 
-def _output_lines(result, outs) -> list[str]:
-    lines = []
-    for t, o in zip(result.outputs, outs):
-        lines.append(f"output '{t.name}' {list(t.shape)} {t.dtype}")
-        flat = o.reshape(-1)
-        if o.ndim == 2 and o.shape[0] == 1 and 1 < o.shape[1] <= 1000:
-            names = result.labels if t is result.outputs[0] and len(result.labels) == o.shape[-1] else ()
-            lines.append("  top-5: " + ", ".join(f"class {i}{f' ({names[i]})' if names else ''}: {flat[i]:.6g}"
-                                                 for i in top_classes(o)))
-        else:
-            lines.append("  first values: " + ", ".join(f"{v:.6g}" for v in flat[:8]))
-    return lines
-
-
 def cmd_run(args) -> int:
-    """Compile, build, run, compare with the oracle (harness/verdict.py); exit 1 on a mismatch."""
+    """Compile, build, run, compare with the oracle (harness/verdict.py); exit 1 on a mismatch. ``--json``
+    has the same keys for every model (stateful ones run frames: harness/frames.py)."""
+    from .harness.frames import model_figures, single_frame_keys
+    from .harness.per_layer_report import per_layer_lines
     target = get_target(args.target)
-    result = _compile(args)
+    if args.tflite_ref:
+        input_file(args.tflite_ref, "--tflite-ref")
+    result = _compile(args, needs_board=True)
     if args.frames or result.states:            # a stateful model runs frames from its reset state
         return _run_frames(args, target, result)
     inputs = load_inputs(args.input, result.inputs, args.seed)
@@ -343,10 +335,10 @@ def cmd_run(args) -> int:
     # (portable kernels: the target's tuning records and limits do not apply; the target build is checked end to end)
     verdict, lines = compare(args.model, result, inputs, outs, args.rounding, args.tflite_ref, host)
     summary = {"model": result.name, "target": args.target, "board": board, "tinyfuse_version": __version__,
-               "kernels": len(result.steps), "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes,
-               "weights_bytes": result.weights_bytes, "macs": result.macs, **verdict, "per_layer": None}
+               **model_figures(result), **single_frame_keys(result, outs), "oracle_unavailable": verdict["oracle_error"],
+               **verdict, "per_layer": None}
     status = EXIT_OK if summary["outputs_match"] else EXIT_MISMATCH     # --per-layer reports, never changes it
-    lines += _output_lines(result, outs)
+    lines += output_lines(result, outs)
     if board:
         lines.append(f"ran on {args.target} under qemu ({board})")
     lines += [verdict_line(summary),
@@ -362,10 +354,13 @@ def cmd_run(args) -> int:
 def _run_frames(args, target, result) -> int:
     """``run --frames N``: every frame against the oracle (harness/frames.py); exit 1 on a mismatch."""
     from .harness.frames import frame_inputs, frames_text, run_frames
+    from .harness.per_layer_report import per_layer_lines
     frames = frame_inputs(args.input, result.inputs, args.frames or 1, args.seed)
     from .driver import stateful_pairs
     pairs = stateful_pairs(args.stateful) if args.stateful else ()
-    summary = {"tinyfuse_version": __version__, **run_frames(args.model, result, target, frames, args.keep, pairs),
+    from .harness.workdir import keep_dir
+    kept = keep_dir(args.keep, result, target, "run", frames=True)
+    summary = {"tinyfuse_version": __version__, **run_frames(args.model, result, target, frames, kept, pairs),
                "per_layer": None}
     text = frames_text(summary)
     if args.per_layer:              # the first frame, from the reset state
@@ -375,35 +370,28 @@ def _run_frames(args, target, result) -> int:
     return EXIT_OK if summary["outputs_match"] else EXIT_MISMATCH
 
 
-def per_layer_lines(model, result, target, inputs, keep: str | None) -> tuple[dict, list[str]]:
-    """``run --per-layer``: the trace of ``result`` built for ``target`` (harness/per_layer_report.py)
-    in ``keep``/trace or a temp dir; (the JSON dict, the text lines)."""
-    from .harness.per_layer_report import per_layer, per_layer_text
-    with tempfile.TemporaryDirectory(prefix="tinyfuse_trace_") as tmp:
-        s = per_layer(model, result, target, inputs, Path(keep) / "trace" if keep else Path(tmp))
-    return s, per_layer_text(s)
-
-
 def cmd_bench(args) -> int:
     from .harness.bench import bench_target
     from .harness.realtime import realtime_figures
     from .harness.qemu import build_target
+    from .harness.workdir import keep_dir
     from .targets import TARGETS, get_target
     target = get_target(args.target)
     if target.is_host:
         raise TinyfuseError(f"bench runs on a qemu target: --target one of {', '.join(t for t in TARGETS if t != 'host')}")
-    result = _compile(args)
+    result = _compile(args, needs_board=True)
     inputs = load_inputs(args.input, result.inputs, args.seed)
+    kept = keep_dir(args.keep, result, target, "bench")
     with tempfile.TemporaryDirectory(prefix="tinyfuse_") as tmp:
-        build = build_target(result, target, Path(args.keep) if args.keep else Path(tmp), inputs)
+        build = build_target(result, target, kept or Path(tmp), inputs)
         figures = bench_target(build, measure=args.measure)
         figures |= realtime_figures(build, args.wcet, inputs, args.seed)
     if args.clock_mhz:
-        from .harness.cycles import time_estimate, time_text
         figures["time_estimate_ms"] = time_estimate(figures, args.clock_mhz)
     if args.json:
         print(json.dumps(figures))
         return 0
+    from .harness.measure_text import bench_text
     print(bench_text(figures))
     if args.measure:
         from .harness.measure_text import measured_text
@@ -413,32 +401,10 @@ def cmd_bench(args) -> int:
     return 0
 
 
-def bench_text(f: dict) -> str:
-    """The bench figures as a short report with a per-kernel table."""
-    from .harness.realtime import realtime_text
-    ipm = f"{f['instructions_per_mac']:.2f}" if f["instructions_per_mac"] is not None else "-"
-    lib = f["instructions"] - f["instructions_model_code"]
-    per = " per frame" if f.get("state_bytes") else ""      # a stateful model: one frame after reset
-    state = f" + state {f['state_bytes']} B" if f.get("state_bytes") else ""
-    state += f" + caller I/O buffers {f['io_bytes']} B" if f.get("io_bytes") else ""
-    lines = [f"model {f['model']} on {f['target']} (qemu {f['board']}): {f['instructions']} instructions{per} "
-             f"(model code {f['instructions_model_code']}, library {lib}), {f['macs']} MACs, {ipm} instructions/MAC",
-             f"flash: code {f['flash_code']} B (model {f['flash_code_model']} + library {f['flash_code_lib']}), "
-             f"constants {f['flash_const']} B",
-             f"RAM: arena {f['arena_bytes']} B{state} + data/bss {f['ram_data']} B + stack {f['ram_stack']} B "
-             f"= {f['ram_total']} B", "",
-             f"{'kernel':<40} {'MACs':>10} {'instructions':>13} {'instr/MAC':>10}"]
-    for k in f["kernels"]:
-        n = k["instructions"]
-        per = f"{n / k['macs']:.2f}" if n is not None and k["macs"] else "-"
-        lines.append(f"{k['name']:<40} {k['macs']:>10} {n if n is not None else '-':>13} {per:>10}")
-    return "\n".join(lines + realtime_text(f))
-
-
 def cmd_validate(args) -> int:
     from .validate import validate, validate_text
     s = validate(args.model, args.inputs, labels=args.labels, target=args.target, float_model=args.float_model,
-                 progress=not args.no_progress and not args.json, result=_compile(args),
+                 progress=not args.no_progress and not args.json, result=_compile(args, needs_board=True),
                  quantize_inputs=args.quantize_inputs, fail_under=args.fail_under)
     print(json.dumps(s) if args.json else validate_text(s))
     return EXIT_OK if s["passed"] else EXIT_MISMATCH
@@ -464,25 +430,65 @@ def _internal_error(e: BaseException) -> str:
             " — please report it (rerun with --debug for the traceback)")
 
 
+def _stdout_closed() -> bool:
+    """True when stdout is a pipe whose reader went away (poll reports an error on its write end)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+    except (AttributeError, OSError, ValueError):      # no poll (Windows), no file descriptor
+        return True
+
+
+def _pipe_closed() -> int:
+    """stdout's reader went away (``tinyfuse report ... | head -1``): nothing more to say, EXIT_PIPE_CLOSED.
+    stdout becomes /dev/null so the interpreter's last flush stays quiet."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_PIPE_CLOSED
+
+
 def main(argv=None) -> int:
     """Run one command and return its exit code (module doc); never raises. argparse usage errors
-    return 2 and --help/--version 0; Ctrl-C returns 130."""
+    return 2 and --help/--version 0; Ctrl-C prints one line and returns 130; a closed stdout (``| head``)
+    returns 141 quietly."""
     try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as e:   # argparse: usage error (2, message already printed) or --help/--version (0)
-        return e.code if isinstance(e.code, int) else EXIT_USER_ERROR
-    if not args.debug:
-        warnings.showwarning = _one_line_warning
-    try:
-        return COMMANDS[args.command](args)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as e:   # argparse: usage error (2, message already printed) or --help/--version (0)
+            return e.code if isinstance(e.code, int) else EXIT_USER_ERROR
+        if not args.debug:
+            warnings.showwarning = _one_line_warning
+        return _run_command(args)
     except KeyboardInterrupt:
-        return 130
+        return interrupted()
+    except BrokenPipeError:
+        return _pipe_closed()
+
+
+def _user_error(args, e: Exception) -> int:
+    if args.debug:
+        traceback.print_exc()
+    msg = e if isinstance(e, TinyfuseError) else f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")
+    print(f"error: {msg}", file=sys.stderr)
+    return EXIT_USER_ERROR
+
+
+def _run_command(args) -> int:
+    """The command of ``args``, its errors as one line and an exit code (module doc); stdout flushed,
+    so a closed pipe shows here (BrokenPipeError) and not at the interpreter's exit."""
+    try:
+        status = COMMANDS[args.command](args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        if _stdout_closed():
+            raise
+        return _user_error(args, OSError(errno.EPIPE, "a pipe tinyfuse wrote to was closed"))
     except (TinyfuseError, OSError) as e:   # OSError: a path the user gave (unreadable, read-only, ...)
-        if args.debug:
-            traceback.print_exc()
-        msg = e if isinstance(e, TinyfuseError) else f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")
-        print(f"error: {msg}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return _user_error(args, e)
     except Exception as e:   # a tinyfuse bug
         if args.debug:
             traceback.print_exc()

@@ -18,7 +18,7 @@ from .cost.knobs import Knobs
 from .cost.records import apply_global, load_records
 from .errors import TinyfuseError
 from .frontend.detect import model_format
-from .frontend.onnx import from_onnx, load_onnx
+from .frontend.onnx.reader import from_onnx, load_onnx
 from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
 from .lower import ConstPool, Kernel, lower_for_arena
 from .lower.realtime import modes as realtime_modes
@@ -32,7 +32,7 @@ from .memory.state import StateInfo, external_values, layout_states, locator, ri
 from .options import CompileOptions
 from .passes import run_pipeline
 from .passes.io_quant import io_quantization
-from .targets import Placement, check_fits, get_target
+from .targets import NoBoardWarning, Placement, fit_problem, get_target
 
 
 STEP_CURSOR_BYTES = 16     # --max-step-instructions: the step index lives in the arena, after the plan
@@ -150,7 +150,9 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
-    shape, bad file, unknown pass or target). ``weights_section``, ``arena_section``, ``code_section``
+    shape, bad file, unknown pass or target). A model whose arena or weights fit no qemu board of
+    ``target`` compiles with a ``tinyfuse.targets.NoBoardWarning`` naming the sizes (building it for
+    qemu raises: ``check_fits``). ``weights_section``, ``arena_section``, ``code_section``
     and ``align`` override the defaults of :class:`tinyfuse.targets.Placement`. ``rounding`` is the
     int8 requantization rounding: 'double' (TFLM and CMSIS-NN default) or 'single'. ``kernels``
     chooses the kernel variants: 'auto' (the fastest the target has: arm_dsp, arm_mve), 'ref' (portable
@@ -164,7 +166,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     with nothing for this model and target build the default (the error with ``ram_limit``) after a
     UserWarning naming the file, the model, the target and what the file holds.
     ``stateful``: (graph input, graph output) name pairs that become persistent state, or their text
-    ``"IN=OUT,..."`` (``--stateful``, ``tinyfuse.frontend.stateful_io``: a model exported with explicit
+    ``"IN=OUT,..."`` (``--stateful``, ``tinyfuse.frontend.onnx.stateful_io``: a model exported with explicit
     RNN state I/O).
     ``weights_dtype`` 'float16' stores float constants as binary16 in flash, converted at each read
     (lower/half_weights.py; TinyfuseError on a target without FP16 conversion); default 'float32'.
@@ -175,16 +177,15 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     default 'arena'.
     ``sparse`` 'auto' (default, or $TINYFUSE_SPARSE) runs int8 conv/FC kernels without their zero weights
     where the cost model says it pays (passes/sparse_weights.py); 'off' keeps every kernel dense, 'on'
-    makes every candidate sparse (measurements).
-    ``labels``: class names of output 0's last axis (one per class; TinyfuseError otherwise), emitted as
-    ``<NAME>_LABELS`` / ``<NAME>_NUM_LABELS`` (codegen/labels.py).
+    makes every candidate sparse (measurements). ``labels``: class names of output 0's last axis, one per
+    class (else TinyfuseError), emitted as ``<NAME>_LABELS`` / ``<NAME>_NUM_LABELS`` (codegen/labels.py).
     """
     tgt = get_target(target)
     placement = _placement(weights_section=weights_section, arena_section=arena_section,
                            code_section=code_section, align=align)
     model_hash, ir = _load(model, name)
     if stateful:
-        from .frontend.stateful_io import mark_stateful, parse_pairs
+        from .frontend.onnx.stateful_io import mark_stateful, parse_pairs
         ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
     config = _tuned_config(tuning_records, model_hash, tgt.name, ir.name, ram_limit, flash_limit)
     if config is not None:
@@ -192,8 +193,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
                                      rounding, planner, disabled_passes, dump_ir, weights_dtype, io_buffers=io_buffers,
                                      sparse=sparse or os.environ.get("TINYFUSE_SPARSE") or "auto")
-    if realtime:
-        options = realtime_options(options, ir, **realtime)
+    options = realtime_options(options, ir, **realtime) if realtime else options
     _check_io_buffers(options, ir)
     options, choose = _with_knobs(options, config, tgt.name)
     mod = run_pipeline(ir, options)
@@ -202,10 +202,15 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
 
 
 def _checked(result: CompileResult, tgt, knobs) -> CompileResult:
-    """``result`` after the checks: the arena in RAM and the weights in flash of some board (TinyfuseError,
-    ``check_fits``); a UserWarning when a tuning configuration's per-kernel knobs match no kernel of the
-    build (other --rounding / --kernels / --disable-pass than the tuning run: its groups differ)."""
-    check_fits(result, tgt)
+    """``result`` after the checks: a NoBoardWarning when its arena and weights fit no qemu board of the
+    target (``fit_problem``; the sources are still written: a real board may have external memory, and
+    ``run``/``bench`` refuse it, ``check_fits``); a UserWarning when a tuning configuration's per-kernel
+    knobs match no kernel of the build (other --rounding / --kernels / --disable-pass than the tuning
+    run: its groups differ)."""
+    problem = fit_problem(result, tgt)
+    if problem:
+        warnings.warn(f"{problem}: it fits no qemu board tinyfuse knows (run and bench refuse it); the sources "
+                      "are written for a board with more (e.g. external) memory", NoBoardWarning, stacklevel=3)
     if knobs is not None and knobs.config["kernels"]:
         built = {knobs.signature(s.call.op) for s in result.steps}
         if not built & set(knobs.config["kernels"]):
@@ -271,8 +276,8 @@ def realtime_options(options: CompileOptions, ir: IRModule, skip_zero_activation
 
 
 def stateful_pairs(text: str) -> tuple[tuple[str, str], ...]:
-    """``--stateful IN=OUT,...`` → ((IN, OUT), ...) (tinyfuse.frontend.stateful_io.parse_pairs)."""
-    from .frontend.stateful_io import parse_pairs
+    """``--stateful IN=OUT,...`` → ((IN, OUT), ...) (tinyfuse.frontend.onnx.stateful_io.parse_pairs)."""
+    from .frontend.onnx.stateful_io import parse_pairs
     return parse_pairs(text)
 
 
@@ -280,10 +285,11 @@ def _load(model, name: str | None):
     """(model hash, IR module) of an ONNX model (path or ModelProto) or a TFLite model (path or bytes);
     a path's format is told by its content ('TFL3'), not its suffix."""
     if isinstance(model, (bytes, bytearray)) or model_format(model) == "tflite":
-        from .frontend.tflite import from_tflite, load_tflite   # .tflite path or flatbuffer bytes
+        from .frontend.tflite.reader import from_tflite, load_tflite   # .tflite path or flatbuffer bytes
         data = load_tflite(model)
         name = model_name(name, Path(model).stem if isinstance(model, (str, Path)) else "model")
-        return hashlib.sha256(data).hexdigest()[:16], _with_io_quant(from_tflite(data, name))
+        where = str(model) if isinstance(model, (str, Path)) else None
+        return hashlib.sha256(data).hexdigest()[:16], _with_io_quant(from_tflite(data, name, where))
     if isinstance(model, (str, Path)):
         name = model_name(name, Path(model).stem)
         model = load_onnx(model)

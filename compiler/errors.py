@@ -1,4 +1,7 @@
 """The one error type users see: a single line naming node, op, opset and shape, and what to do."""
+import sys
+
+EXIT_INTERRUPTED = 130      # 128 + SIGINT, as a shell reports a program Ctrl-C stopped
 
 
 class TinyfuseError(Exception):
@@ -16,3 +19,12 @@ def node_error(node: str, op_type: str, opset: int | None, problem: str, hint: s
     if hint:
         msg += f"; {hint}"
     return TinyfuseError(msg)
+
+
+def interrupted() -> int:
+    """Ctrl-C in the command line: one ``error:`` line on stderr, and EXIT_INTERRUPTED to exit with."""
+    try:
+        print("error: interrupted (Ctrl-C)", file=sys.stderr, flush=True)
+    except OSError:
+        pass
+    return EXIT_INTERRUPTED

@@ -57,7 +57,7 @@ class CompileContext:
     its blocks); ``inplace_options``: id(Function) -> (Function, [InPlace]) (``memory.inplace.options``;
     the Function is kept so an id reused after garbage collection cannot hit); ``timings``: seconds
     per pass name; ``sparse_kernels``: the int8 weight tensors whose kernels run the ``sparse``
-    variant (passes/sparse_weights.py decides, lower/sparse_conv.py reads); ``choices``: the kernel
+    variant (passes/sparse_weights.py decides, lower/conv/sparse.py reads); ``choices``: the kernel
     strategies' answers (``strategy.choose``: accepts may run an isl proof)."""
 
     linebuf_plans: dict = field(default_factory=dict)

@@ -168,19 +168,32 @@ def get_target(target: str | Target) -> Target:
     return TARGETS[target]
 
 
-def check_fits(result, t: Target) -> None:
-    """TinyfuseError when a compiled model fits no board of target ``t``: its arena (activations, input
-    and output, or with ``--io-buffers caller`` the arena plus the caller's I/O buffers) in the board's RAM
-    and its weights in the board's flash. Host has no limit."""
+class NoBoardWarning(UserWarning):
+    """A compiled model fits no qemu board of its target (``fit_problem``): ``compile`` writes it (a real
+    board may have external RAM/flash), ``run`` and ``bench`` refuse it (``check_fits``)."""
+
+
+def fit_problem(result, t: Target) -> str | None:
+    """None when a compiled model fits some board of target ``t``: its arena (activations, input and
+    output, or with ``--io-buffers caller`` the arena plus the caller's I/O buffers) in the board's RAM
+    and its weights in the board's flash (host: no limit); else the sizes, as one sentence."""
     if t.is_host:
-        return
+        return None
     if any(result.arena_bytes + result.io_bytes <= b.ram_bytes and result.weights_bytes <= b.flash_bytes for b in t.boards):
-        return
+        return None
     big = max(t.boards, key=lambda b: (b.ram_bytes, b.flash_bytes))
-    raise TinyfuseError(f"model '{result.name}' needs {result.arena_bytes} bytes of RAM for its arena and "
-                        f"{result.weights_bytes} bytes of flash for its weights; the largest {t.name} board "
-                        f"({big.name}) has {big.ram_bytes} bytes of RAM and {big.flash_bytes} bytes of flash: "
-                        "choose a larger target or a smaller model")
+    io = f" (+ {result.io_bytes} bytes of caller I/O buffers)" if result.io_bytes else ""
+    return (f"model '{result.name}' needs {result.arena_bytes} bytes of RAM for its arena{io} and "
+            f"{result.weights_bytes} bytes of flash for its weights; the largest {t.name} board tinyfuse runs "
+            f"under qemu ({big.name}) has {big.ram_bytes} bytes of RAM and {big.flash_bytes} bytes of flash")
+
+
+def check_fits(result, t: Target) -> None:
+    """TinyfuseError when a compiled model fits no board of target ``t`` (``fit_problem``): what
+    ``run``, ``bench`` and every qemu build check before building."""
+    problem = fit_problem(result, t)
+    if problem:
+        raise TinyfuseError(f"{problem}: choose a larger target or a smaller model")
 
 
 _SECTION_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._$")
@@ -210,4 +223,5 @@ class Placement:
             raise TinyfuseError(f"--align {self.align}: must be a power of two >= 4")
 
 
-__all__ = ["ARENA_ALIGN", "Board", "Placement", "Target", "TARGETS", "BOARDS_DIR", "RUNTIME_DIR", "check_fits", "get_target"]
+__all__ = ["ARENA_ALIGN", "Board", "NoBoardWarning", "Placement", "Target", "TARGETS", "BOARDS_DIR", "RUNTIME_DIR",
+           "check_fits", "fit_problem", "get_target"]

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import TinyfuseError
+from .userdir import input_file
 
 PROGRESS_MIN = 10         # a progress bar above this many samples
 
@@ -51,9 +52,7 @@ PROGRESS_MIN = 10         # a progress bar above this many samples
 def load_samples(path: str | Path, infos) -> list[list[np.ndarray]]:
     """``samples[k][i]``: input i of sample k, in the array's own dtype. TinyfuseError when a key or
     shape does not fit the model's inputs."""
-    p = Path(path)
-    if not p.is_file():
-        raise TinyfuseError(f"--inputs {path}: no such file")
+    p = input_file(path, "--inputs")
     data = _load_array(p, "--inputs")
     if p.suffix == ".npy":
         if len(infos) != 1:
@@ -88,9 +87,7 @@ def _batched(a: np.ndarray, t, path) -> np.ndarray:
 
 def load_labels(path: str | Path, n: int) -> np.ndarray:
     """(N,) int class labels from an .npy of class indices or one-hot rows."""
-    p = Path(path)
-    if not p.is_file():
-        raise TinyfuseError(f"--labels {path}: no such file")
+    p = input_file(path, "--labels")
     y = _load_array(p, "--labels")
     if not hasattr(y, "dtype") or y.dtype.kind not in "iub" and not (y.dtype.kind == "f" and y.ndim == 2):
         raise TinyfuseError(f"--labels {path}: class indices (integers) or one-hot rows expected")
@@ -206,6 +203,8 @@ def validate(model: str | Path, inputs: str | Path, labels: str | Path | None = 
     from .harness.sample_oracle import sample_oracle
     from .targets import get_target
     tgt = get_target(target)
+    if float_model is not None:
+        input_file(float_model, "--float-model")
     t0 = time.perf_counter()
     result = result or compile_model(model, target=tgt.name, **compile_options)
     _criteria_apply(fail_under, result, float_model, labels)

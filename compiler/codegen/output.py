@@ -1,6 +1,6 @@
 """Writing generated files into a user's directory without ever losing a file of theirs.
 
-The contract of ``tinyfuse compile -o DIR`` (issue 19):
+The contract of ``tinyfuse compile -o DIR`` (the rule every command follows is ``tinyfuse.userdir``'s):
 
 - DIR is created with normal permissions (``mkdir`` honours the umask, e.g. 0755) or used as it is;
   ``-o .`` is allowed.
@@ -17,10 +17,15 @@ The contract of ``tinyfuse compile -o DIR`` (issue 19):
   ``tinyfuse_quant.h`` and ``tinyfuse_simd.h`` stay while any model lists them). Another model's
   list keeps only the files still present in DIR. Nothing else in DIR is touched (a hand-written
   ``main.c``, an IR dump under DIR, ...).
-- A file listed for any model of ``"files_by_model"`` is tinyfuse's and may be overwritten. A file of DIR
-  that tinyfuse would write but no model lists (and with other content) is never overwritten: the
-  compile stops with an error naming it, before it writes anything (e.g. ``--name main`` beside the
-  user's own ``main.c``).
+- A file this model or another tinyfuse command wrote (``"files_by_model"``, ``.tinyfuse-files.json``)
+  may be overwritten. A file of DIR that tinyfuse would write but no manifest lists (and with other
+  content) is never overwritten: the compile stops with an error naming it, before it writes anything
+  (e.g. ``--name main`` beside the user's own ``main.c``).
+- A model never writes over another model's own file (``--name kws_weights`` beside model ``kws``,
+  whose ``kws_weights.c`` it would replace): the compile stops with an error naming both models and
+  the file. Only the runtime headers (``tinyfuse_quant.h``, ...) and ``metadata.json`` are shared.
+- A ``metadata.json`` in DIR that is not tinyfuse's (not JSON, or no ``"tinyfuse"`` key) stops the
+  compile with an error naming it.
 - Only plain file names (no ``/``, not ``.`` or ``..``) of a tinyfuse manifest count; a forged or
   foreign ``metadata.json`` cannot make tinyfuse remove or overwrite anything outside DIR.
 
@@ -32,74 +37,14 @@ manifest written wins).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from ..errors import TinyfuseError
+from ..userdir import (BY_MODEL, COMPILE_MANIFEST as MANIFEST, foreign_error, is_manifest, os_error, prepare_dir,
+                       previous_by_model, read_json, recorded, umask, write_atomic)
+from .emit import RUNTIME_HEADERS
 
-MANIFEST = "metadata.json"
-BY_MODEL = "files_by_model"    # the manifest key: model name -> the files its last compile wrote
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _fail(path: Path, what: str, e: OSError) -> TinyfuseError:
-    return TinyfuseError(f"{path}: cannot {what} ({e.strerror or type(e).__name__})")
-
-
-def prepare_dir(outdir: Path) -> bool:
-    """Create ``outdir`` (and parents) unless it exists; True when this call created it.
-    Raises TinyfuseError when it exists but is not a directory, or cannot be created."""
-    if outdir.exists() and not outdir.is_dir():
-        raise TinyfuseError(f"{outdir}: exists and is not a directory")
-    if outdir.is_dir():
-        return False
-    try:
-        outdir.mkdir(parents=True)
-    except FileExistsError:
-        if not outdir.is_dir():
-            raise TinyfuseError(f"{outdir}: exists and is not a directory") from None
-        return False
-    except OSError as e:
-        raise _fail(outdir, "create the output directory", e) from None
-    return True
-
-
-def _read_manifest(path: Path) -> dict | None:
-    """The manifest at ``path`` as a dict when it is tinyfuse's (a JSON object with a ``"tinyfuse"``
-    key), else None (missing, unreadable, not JSON, someone else's)."""
-    try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return meta if isinstance(meta, dict) and "tinyfuse" in meta else None
-
-
-def _plain_names(files) -> set[str]:
-    """The plain file names (no directory part, not ``.``/``..``) of a manifest list; empty for a non-list."""
-    if not isinstance(files, list):
-        return set()
-    return {f for f in files if isinstance(f, str) and f and f == Path(f).name and f not in (".", "..")}
-
-
-def previous_by_model(outdir: Path) -> dict[str, set[str]]:
-    """Model name → the file names its last compile wrote into ``outdir``: the ``"files_by_model"`` of the
-    metadata.json tinyfuse left there, or for an older manifest ``{its "model": its "files"}`` (model
-    ``""`` when it names none). Empty when there is no tinyfuse manifest; only plain file names count."""
-    meta = _read_manifest(outdir / MANIFEST)
-    if meta is None:
-        return {}
-    lists = meta.get(BY_MODEL)
-    if not isinstance(lists, dict):
-        model = meta.get("model")
-        lists = {model if isinstance(model, str) else "": meta.get("files")}
-    lists = {str(m): _plain_names(fs) for m, fs in lists.items()}
-    return {m: fs for m, fs in lists.items() if fs}
+SHARED = frozenset({MANIFEST, *RUNTIME_HEADERS})   # files every model of one DIR may write (alike)
 
 
 def previous_files(outdir: Path) -> set[str]:
@@ -107,20 +52,49 @@ def previous_files(outdir: Path) -> set[str]:
     return set().union(*previous_by_model(outdir).values())
 
 
+def _check_manifest(outdir: Path, text: str | None) -> None:
+    """TinyfuseError naming ``outdir/metadata.json`` when it exists, is not tinyfuse's and differs from ``text``."""
+    path = outdir / MANIFEST
+    if not (path.exists() or path.is_symlink()):
+        return
+    value, why = read_json(path) if path.is_file() else (None, "not a regular file")
+    if is_manifest(value):
+        return
+    try:
+        if text is not None and path.is_file() and path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    why = why or ("a JSON object without a \"tinyfuse\" key" if isinstance(value, dict) else "not a JSON object")
+    raise TinyfuseError(f"{path} is not a tinyfuse manifest ({why}); tinyfuse writes its {MANIFEST} there: move "
+                        "that file or choose another -o DIR")
+
+
 def _refuse_foreign(outdir: Path, files: dict[str, str], old: set[str]) -> None:
     """TinyfuseError when a file this compile writes exists in ``outdir`` with other content and is not
     one tinyfuse wrote there (``old``; a tinyfuse metadata.json is always its own)."""
+    _check_manifest(outdir, files.get(MANIFEST))
     for name, text in files.items():
         path = outdir / name
-        if name in old or not path.is_file() or (name == MANIFEST and _read_manifest(path) is not None):
+        if name in old or name == MANIFEST or not (path.is_file() or path.is_symlink()):
             continue
         try:
             same = path.read_text() == text
         except (OSError, UnicodeDecodeError):
             same = False
         if not same:
-            raise TinyfuseError(f"{path} exists and tinyfuse did not write it (it is not in {outdir / MANIFEST}); "
-                                "choose another --name or -o DIR, or move that file")
+            raise foreign_error(path, "--name or -o DIR")
+
+
+def _refuse_other_models(outdir: Path, files: dict[str, str], model: str | None, old: dict[str, set[str]]) -> None:
+    """TinyfuseError when this compile (model ``model``) writes a file another model of ``outdir`` lists as
+    its own (``--name kws_weights`` beside model ``kws``: ``kws_weights.c``); the shared files excepted."""
+    for name in sorted(set(files) - SHARED):
+        owners = sorted(m for m, fs in old.items() if m and m != model and name in fs)   # "": an old manifest's
+        if owners:
+            raise TinyfuseError(f"{outdir / name} belongs to model '{owners[0]}' (compiled into {outdir} before) and "
+                                f"model '{model}' would overwrite it; two models in one directory need names whose "
+                                "files differ: choose another --name or -o DIR")
 
 
 def _present(outdir: Path, name: str) -> bool:
@@ -134,7 +108,7 @@ def _model_of(files: dict[str, str]) -> str | None:
         meta = json.loads(files[MANIFEST])
     except (KeyError, ValueError):
         return None
-    model = meta.get("model") if isinstance(meta, dict) and "tinyfuse" in meta else None
+    model = meta.get("model") if is_manifest(meta) else None
     return model if isinstance(model, str) else None
 
 
@@ -153,22 +127,9 @@ def _with_by_model(files: dict[str, str], model: str, others: dict[str, set[str]
     return files | {MANIFEST: json.dumps(out, indent=1) + "\n"}
 
 
-def write_atomic(path: Path, text: str, mode: int) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same directory and ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _write_all(outdir: Path, files: dict[str, str], created: bool) -> None:
     """Write every file (the manifest last); on failure remove what was written when ``created``."""
-    mode = 0o666 & ~_umask()
+    mode = 0o666 & ~umask()
     written: list[Path] = []
     try:
         for name in sorted(files, key=lambda n: n == MANIFEST):
@@ -185,7 +146,7 @@ def _write_all(outdir: Path, files: dict[str, str], created: bool) -> None:
                 outdir.rmdir()
         if isinstance(e, TinyfuseError):
             raise
-        raise _fail(outdir, f"write {e.filename or 'a file'}", e) from None
+        raise os_error(outdir, f"write {e.filename or 'a file'}", e) from None
 
 
 def write_outputs(files: dict[str, str], outdir: str | Path) -> Path:
@@ -194,16 +155,17 @@ def write_outputs(files: dict[str, str], outdir: str | Path) -> Path:
 
     The manifest (metadata.json) is written last, so it never lists a file that is not in place; it
     gains the ``"files_by_model"`` of every model in ``outdir``. Then this model's stale files are removed.
-    Returns ``outdir`` as a Path. Raises TinyfuseError on any file-system failure or a foreign file in
-    the way; when this call created ``outdir`` it removes what it wrote there first.
+    Returns ``outdir`` as a Path. Raises TinyfuseError on any file-system failure, a foreign file in
+    the way or a file of another model; when this call created ``outdir`` it removes what it wrote there first.
     """
     if not str(outdir).strip():
         raise TinyfuseError("-o: empty output directory name (use -o . for the current directory)")
     outdir = Path(outdir)
     created = prepare_dir(outdir)
     old = previous_by_model(outdir)
-    _refuse_foreign(outdir, files, set().union(*old.values()))
     model = _model_of(files)
+    _refuse_foreign(outdir, files, set().union(*old.values(), recorded(outdir)))
+    _refuse_other_models(outdir, files, model, old)
     others = {m: {f for f in fs if _present(outdir, f)} for m, fs in old.items() if m != model}
     others = {m: fs for m, fs in others.items() if fs}
     if model is not None:
@@ -215,3 +177,6 @@ def write_outputs(files: dict[str, str], outdir: str | Path) -> Path:
         if stale.is_file() or stale.is_symlink():
             stale.unlink(missing_ok=True)
     return outdir
+
+
+__all__ = ["MANIFEST", "SHARED", "previous_by_model", "previous_files", "write_atomic", "write_outputs"]

@@ -171,7 +171,7 @@ def decide(est: ChainEstimate, peak_before: int, peak_after: int, scratch_budget
                           f"~{est.overhead:+.0%} instructions")
 
 
-# the sparse variant (lower/sparse_conv.py), fitted to cortex-m4 qemu instruction counts of the pruned
+# the sparse variant (lower/conv/sparse.py), fitted to cortex-m4 qemu instruction counts of the pruned
 # KWS and ResNet-8 (benchmarks/sparsity.py): instructions per nonzero MAC of a pixel computed in a
 # block of BLOCK, alone with a flat list, alone checking its taps (a border window); per output (the
 # epilogue and store); per pass over a channel's list (shared by the pixels of a block); per checked
@@ -225,7 +225,7 @@ def sparse_decision(fam: str, macs: int, outputs: int, zeros: float, dense_kind:
     return Decision(sparse_insns <= (1 - SPARSE_MIN_GAIN) * dense, why)
 
 
-# the SMLAD pair layout on arm_dsp (lower/sparse_dsp.py, ops/sparse_pairs.py), fitted (non-negative least
+# the SMLAD pair layout on arm_dsp (lower/conv/sparse_dsp.py, ops/sparse_pairs.py), fitted (non-negative least
 # squares on relative error, rms 15%) to the per-kernel cortex-m4 qemu counts of KWS and ResNet-8 at 50/75/90%
 # and 2:4 with --sparse on (benchmarks/sparsity.py models): per widened column element of a pixel (input
 # channels a multiple of 4: SXTAB16 four at a time, else one by one), per cross-pair word of a pixel,

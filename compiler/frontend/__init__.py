@@ -1,4 +1,5 @@
-"""Model importers: ONNX (``onnx.py``) and TFLite (``tflite.py``, imported on use: it needs the ``tflite`` package)."""
-from .onnx import from_onnx, load_onnx
+"""Model importers: ONNX (``frontend/onnx/``) and TFLite (``frontend/tflite/``, imported on use: it needs the
+``tflite`` package); ``detect`` tells them apart by content."""
+from .onnx.reader import from_onnx, load_onnx
 
 __all__ = ["from_onnx", "load_onnx"]

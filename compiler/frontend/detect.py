@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import TinyfuseError
+from ..userdir import input_file
+
 TFLITE_IDENTIFIER = b"TFL3"
 
 
@@ -21,10 +24,10 @@ def model_format(model) -> str:
     if isinstance(model, (bytes, bytearray, memoryview)):
         head = bytes(model[:8])
     elif isinstance(model, (str, Path)):
-        try:
-            with open(model, "rb") as f:
+        try:            # a regular file only: a pipe or device (/dev/zero) goes to the importer, which refuses it
+            with open(input_file(model), "rb") as f:
                 head = f.read(8)
-        except OSError:
+        except (OSError, TinyfuseError):
             head = b""
         if head[4:8] != TFLITE_IDENTIFIER and Path(model).suffix.lower() == ".tflite":
             return "tflite"     # unreadable, truncated or damaged: the TFLite importer names the problem

@@ -18,6 +18,12 @@ from ..errors import TinyfuseError
 from .host import STRICT_CFLAGS
 
 
+def host_batch_files(result) -> list[str]:
+    """The names build_host_batch and run_host_batch write directly into their work directory."""
+    return ["src", "batch_main.c", "model_batch", *(f"batch_in{i}.bin" for i in range(len(result.inputs))),
+            *(f"batch_out{i}.bin" for i in range(len(result.outputs)))]
+
+
 def build_host_batch(result, workdir: str | Path, cc: str = "gcc") -> Path:
     """Write the sources into ``workdir/src`` and build ``workdir/model_batch`` (strict flags, -O2).
     TinyfuseError with the compiler's first lines when it fails."""
@@ -79,4 +85,4 @@ def run_target_batch(result, target, samples: list[list[np.ndarray]], workdir: s
     return [[a[k] for a in arrays] for k in range(n)]
 
 
-__all__ = ["build_host_batch", "run_host_batch", "run_target_batch"]
+__all__ = ["build_host_batch", "host_batch_files", "run_host_batch", "run_target_batch"]

@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TinyfuseError
+from ..userdir import input_file
 from .inputs import _arrays, _check_values, random_inputs
 from .oracles import TFLM, OracleUnavailable, oracle_name, tflm_outputs
-from .verdict import FLOAT_RTOL
+from .verdict import FLOAT_RTOL, REAL_KEYS, is_quantized
 
 MAX_FRAMES = 100_000
 
@@ -35,9 +36,7 @@ def frame_inputs(path: str | None, infos, n: int, seed: int) -> list[list[np.nda
         raise TinyfuseError(f"--frames {n}: give 1 to {MAX_FRAMES} frames")
     if path is None:
         return [random_inputs(infos, seed * MAX_FRAMES + k) for k in range(n)]
-    p = Path(path)
-    if not p.is_file():
-        raise TinyfuseError(f"--input {path}: no such file")
+    p = input_file(path, "--input")
     try:
         arrays = _arrays(p, np.load(p, allow_pickle=False), infos)
     except TinyfuseError:
@@ -123,12 +122,33 @@ def run_frames(model_path, result, target, frames, keep: str | None = None, stat
         refs, oracle, reason = numpy_frames(result, frames), "numpy reference", str(e)
     per = frame_verdicts(result, outs, refs)
     numpy_exact = sum(v["exact"] for v in frame_verdicts(result, outs, numpy_frames(result, frames)))
+    n, exact, quantized = len(frames), sum(v["exact"] for v in per), is_quantized(result)
     return {"model": result.name, "target": target.name, "board": board, "oracle": oracle,
-            "oracle_unavailable": reason, "n_frames": len(frames), "exact_frames": sum(v["exact"] for v in per),
+            "oracle_unavailable": reason, "n_frames": n, "exact_frames": exact,
             "matching_frames": sum(v["match"] for v in per), "numpy_exact_frames": numpy_exact,
             "outputs_match": all(v["match"] for v in per), "state_bytes": result.state_bytes,
             "arena_bytes": result.arena_bytes, "frames": per,
-            "last_outputs": [o.reshape(-1)[:8].tolist() for o in outs[-1]]}
+            "last_outputs": [o.reshape(-1)[:8].tolist() for o in outs[-1]],
+            # the keys of a single inference's verdict (verdict.compare), so `run --json` has one key set
+            **model_figures(result), "oracle_error": reason, "compared_with": oracle,
+            "max_abs_diff": max((v["max_abs_diff"] for v in per), default=0.0), "max_abs_ref": None,
+            "quantized": quantized, "ref_exact": numpy_exact == n if quantized else None, "max_lsb_diff": None,
+            "tflm_exact": exact == n if oracle == TFLM and reason is None else None, "tflm_error": None,
+            **dict.fromkeys(REAL_KEYS)}
+
+
+def model_figures(result) -> dict:
+    """The compiled model's figures in every ``run --json``: kernels, arena/naive/weights bytes, MACs."""
+    return {"kernels": len(result.steps), "arena_bytes": result.arena_bytes, "naive_bytes": result.naive_bytes,
+            "weights_bytes": result.weights_bytes, "macs": result.macs}
+
+
+def single_frame_keys(result, outs) -> dict:
+    """The frame keys of :func:`run_frames` for one stateless inference (``run`` without ``--frames``):
+    one frame, no per-frame list, its first output values; so `run --json` has one key set."""
+    return {"n_frames": 1, "exact_frames": None, "matching_frames": None, "numpy_exact_frames": None,
+            "frames": None, "last_outputs": [o.reshape(-1)[:8].tolist() for o in outs],
+            "state_bytes": result.state_bytes}
 
 
 def frames_text(s: dict) -> str:

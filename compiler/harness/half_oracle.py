@@ -125,7 +125,7 @@ def _round_onnx(model_path, out: Path) -> Path:
 
 
 def _round_tflite(model_path, out: Path) -> Path:
-    from ..frontend.tflite_schema import schema
+    from ..frontend.tflite.schema import schema
     S = schema()
     data = bytearray(Path(model_path).read_bytes())
     model = S.Model.GetRootAs(data, 0)

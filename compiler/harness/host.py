@@ -30,6 +30,12 @@ def trace_cflags(workdir: Path) -> list[str]:
     return ["-DTINYFUSE_TRACE(k,d,n)=tf_trace(k,d,n)", "-include", str(proto)]
 
 
+def host_files(result) -> list[str]:
+    """The names build_host and run_host write directly into their work directory."""
+    return ["src", "main.c", "model", *(f"in{i}.bin" for i in range(len(result.inputs))),
+            *(f"out{i}.bin" for i in range(len(result.outputs)))]
+
+
 def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_fill: int = 0,
                sanitize: bool = False, guard: int = 0) -> Path:
     """Write the sources into ``workdir/src`` and build ``workdir/model``. Raises TinyfuseError with the

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TinyfuseError
+from ..userdir import input_file
 
 
 def random_inputs(infos, seed: int) -> list[np.ndarray]:
@@ -45,9 +46,7 @@ def load_inputs(path: str | None, infos, seed: int) -> list[np.ndarray]:
     """
     if path is None:
         return random_inputs(infos, seed)
-    p = Path(path)
-    if not p.is_file():
-        raise TinyfuseError(f"--input {path}: no such file")
+    p = input_file(path, "--input")
     try:
         data = np.load(p, allow_pickle=False)
         arrays = _arrays(p, data, infos)

@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from ..frontend.detect import model_format
-from ..frontend.tflite import DTYPES, load_tflite
-from ..frontend.tflite_schema import read_model, schema
+from ..frontend.tflite.reader import DTYPES, load_tflite
+from ..frontend.tflite.schema import read_model, schema
 from .oracles import OracleUnavailable, tflm_tensors
 
 _SPAN = re.compile(r"^(?P<op>[a-z0-9_]+?)_(?P<index>\d+)$")

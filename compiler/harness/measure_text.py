@@ -32,4 +32,27 @@ def measured_text(f: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["measured_text"]
+
+def bench_text(f: dict) -> str:
+    """The bench figures as a short report with a per-kernel table."""
+    from .realtime import realtime_text
+    ipm = f"{f['instructions_per_mac']:.2f}" if f["instructions_per_mac"] is not None else "-"
+    lib = f["instructions"] - f["instructions_model_code"]
+    per = " per frame" if f.get("state_bytes") else ""      # a stateful model: one frame after reset
+    state = f" + state {f['state_bytes']} B" if f.get("state_bytes") else ""
+    state += f" + caller I/O buffers {f['io_bytes']} B" if f.get("io_bytes") else ""
+    lines = [f"model {f['model']} on {f['target']} (qemu {f['board']}): {f['instructions']} instructions{per} "
+             f"(model code {f['instructions_model_code']}, library {lib}), {f['macs']} MACs, {ipm} instructions/MAC",
+             f"flash: code {f['flash_code']} B (model {f['flash_code_model']} + library {f['flash_code_lib']}), "
+             f"constants {f['flash_const']} B",
+             f"RAM: arena {f['arena_bytes']} B{state} + data/bss {f['ram_data']} B + stack {f['ram_stack']} B "
+             f"= {f['ram_total']} B", "",
+             f"{'kernel':<40} {'MACs':>10} {'instructions':>13} {'instr/MAC':>10}"]
+    for k in f["kernels"]:
+        n = k["instructions"]
+        per = f"{n / k['macs']:.2f}" if n is not None and k["macs"] else "-"
+        lines.append(f"{k['name']:<40} {k['macs']:>10} {n if n is not None else '-':>13} {per:>10}")
+    return "\n".join(lines + realtime_text(f))
+
+
+__all__ = ["bench_text", "measured_text"]

@@ -146,7 +146,7 @@ def float_tflite(path) -> bool:
     """True when no tensor of the .tflite is int8/uint8/int16: a float model (float16 weights allowed).
     Hybrid models (int8 weights, float activations) are not: LiteRT quantizes their activations at
     run time (its hybrid kernels), which is not the float arithmetic tinyfuse compiles them to."""
-    from ..frontend.tflite_schema import S, read_model
+    from ..frontend.tflite.schema import S, read_model
     try:
         model = read_model(Path(path).read_bytes())
     except Exception:

@@ -4,12 +4,14 @@ JSON-ready dict (``run --json``'s ``per_layer`` key) and its text table.
 """
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
 from tabulate import tabulate
 
 from ..frontend.detect import model_format
+from ..userdir import claim
 from .layer_map import OracleUnavailable, kernel_tensors, tflm_values
 from .per_layer import FLOAT_RTOL, LayerDiff, diff_layers, reference_kernels, trace_kernels, trace_target
 
@@ -118,3 +120,12 @@ def per_layer_text(s: dict) -> list[str]:
         lines.append("no layer diverges: every kernel matches the numpy reference"
                      + (f", and TFLite Micro on the {n} kernels whose output is a model tensor" if tflm else ""))
     return lines
+
+
+def per_layer_lines(model, result, target, inputs, keep: str | None) -> tuple[dict, list[str]]:
+    """``run --per-layer``: the trace of ``result`` built for ``target`` in ``keep``/trace (claimed:
+    tinyfuse.userdir) or a temp dir; (the JSON dict, the text lines)."""
+    with tempfile.TemporaryDirectory(prefix="tinyfuse_trace_") as tmp:
+        work = claim(keep, ["trace"], "--keep DIR").resolve() / "trace" if keep else Path(tmp)
+        s = per_layer(model, result, target, inputs, work)
+    return s, per_layer_text(s)

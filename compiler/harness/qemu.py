@@ -22,13 +22,15 @@ import numpy as np
 from ..codegen.templates import template
 from ..errors import TinyfuseError
 from .host import GUARD_PATTERN, trace_cflags
-from ..targets import ARENA_ALIGN, BOARDS_DIR, RUNTIME_DIR, Board, Target, get_target
+from ..targets import ARENA_ALIGN, BOARDS_DIR, RUNTIME_DIR, Board, Target, check_fits, get_target
 
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-ffunction-sections", "-fdata-sections")
 INSTALL_HINT = ("apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm "
                 "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc (or: make setup)")
 FAULT_EXIT = 127
 _FITS_ERRORS = ("overflowed", "will not fit in region", "__tf_min_stack")
+# The names build_target and run_target (run_target_batch) write directly into their work directory
+TARGET_FILES = ("src", "tf_main.c", "obj", "model.elf", "model_no_model.elf", "model.map", "model_no_model.map", "run")
 
 
 @dataclass
@@ -85,6 +87,7 @@ def build_target(result, target: str | Target, workdir: str | Path, inputs: list
     target = get_target(target)
     if target.is_host:
         raise TinyfuseError("target host runs with the host harness (tinyfuse.harness.build_host), not qemu")
+    check_fits(result, target)                    # the plan's arena and weights against the boards' sizes
     require_tools(target)
     if (guard or trace) and samples:
         raise TinyfuseError("build_target: guard regions and traces are made by the single-run test main only "
@@ -199,4 +202,4 @@ def run_target(build: TargetBuild, timeout: float = 120, extra_qemu: tuple[str, 
     return outs
 
 
-__all__ = ["TargetBuild", "build_target", "run_target", "missing_tools", "qemu_command"]
+__all__ = ["TARGET_FILES", "TargetBuild", "build_target", "run_target", "missing_tools", "qemu_command"]

@@ -302,6 +302,22 @@ def verdict_line(s: dict) -> str:
     return verdict(s)[1]
 
 
+def output_lines(result, outs) -> list[str]:
+    """Per model output: its name, shape and dtype, then its top-5 classes (a [1, N] output; with their
+    names from ``result.labels``, --labels) or first values."""
+    lines = []
+    for t, o in zip(result.outputs, outs):
+        lines.append(f"output '{t.name}' {list(t.shape)} {t.dtype}")
+        flat = o.reshape(-1)
+        if o.ndim == 2 and o.shape[0] == 1 and 1 < o.shape[1] <= 1000:
+            names = result.labels if t is result.outputs[0] and len(result.labels) == o.shape[-1] else ()
+            lines.append("  top-5: " + ", ".join(f"class {i}{f' ({names[i]})' if names else ''}: {flat[i]:.6g}"
+                                                 for i in top_classes(o)))
+        else:
+            lines.append("  first values: " + ", ".join(f"{v:.6g}" for v in flat[:8]))
+    return lines
+
+
 def top_classes(o: np.ndarray, k: int = 5) -> list[int]:
     """Indices of the ``k`` largest values of ``o`` (stable: ties keep index order). Sorted in float64:
     ``argsort(-x)`` of an int8 array overflows at -128 (-(-128) is -128 in int8)."""

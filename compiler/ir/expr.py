@@ -36,7 +36,7 @@ class Constant(Expr):
     name: str = ""
 
     def __post_init__(self):
-        v = np.ascontiguousarray(self.value)
+        v = np.require(self.value, requirements="C")     # keeps a 0-d value 0-d (ascontiguousarray does not)
         v.setflags(write=False)
         object.__setattr__(self, "value", v)
 

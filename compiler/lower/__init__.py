@@ -9,7 +9,9 @@ its reason (logger ``tinyfuse.lower``). ``--kernels ref`` (no variants) leaves t
 """
 from __future__ import annotations
 
+import importlib
 import logging
+import pkgutil
 
 from ..codegen.templates import template
 from ..errors import TinyfuseError
@@ -17,21 +19,15 @@ from ..ir import Function, Var
 from ..strategy import accepted, choose
 from .realtime import WCET_HEADER
 from ..options import FEATURES, KERNEL_CHOICES, CompileOptions  # noqa: F401  (re-exported)
-from . import conv_transpose  # noqa: F401  (transposed convolution)
-from . import batch_matmul, concat, conv2d, elemwise, horizontal, layer_norm, matmul, pad, qsoftmax  # noqa: F401
-from . import reduce, softmax, view  # noqa: F401  (importing a kernel family registers its lowering)
-from . import movement  # noqa: F401
-from . import resize  # noqa: F401  (nn.resize2d)
-from . import pool_indices  # noqa: F401  (nn.max_pool2d_indices: MaxPool's Indices)
-from . import recurrent, svdf  # noqa: F401  (nn.lstm, nn.gru, qnn.lstm, nn.svdf, qnn.svdf)
-from . import horizontal_arm, implementations  # noqa: F401  (the strategies' implementations, by name)
-from . import pool as _pool_family  # noqa: F401  (aliased: ``pool`` is the ConstPool parameter below)
 from . import group_knobs
 from .kernel import ConstPool, Kernel, LowerCtx, split_group
 from .slicing import found_slice
 from .registry import IMPLEMENTATIONS, LOWERINGS, Unsupported, implements, lowering  # noqa: F401  (re-exported)
 
 log = logging.getLogger("tinyfuse.lower")
+
+for _m in pkgutil.walk_packages(__path__, __name__ + "."):     # every kernel family registers itself
+    importlib.import_module(_m.name)
 
 
 def lower_for_arena(fn: Function, name: str, pool: ConstPool, options: CompileOptions, option=None) -> Kernel:
@@ -41,7 +37,7 @@ def lower_for_arena(fn: Function, name: str, pool: ConstPool, options: CompileOp
     with aliased pointers. A poly-fused group becomes one line-buffered kernel."""
     with group_knobs.lowering(options.group_knobs) as offers:
         if fn.attrs.get("poly"):
-            from .fused_chain import lower_fused_chain
+            from .conv.chain import lower_fused_chain
             kernel = lower_fused_chain(fn, name, pool, options)
         else:
             rule = option.rule if option is not None else None

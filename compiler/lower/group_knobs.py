@@ -13,7 +13,7 @@ The knobs a family reads (each documented where it is read; ``tune.space`` propo
   (``simd.widen_weights``): twice the weight flash, one 8-byte aligned load (LDRD, ``tf_ld8a``)
   instead of a load and two SXTB16 per 4 taps of a channel. Default ``"int8"``.
 - ``channels``: output channels per block of the arm_dsp conv / chain kernels (2, 3 or 4; default
-  ``conv2d_arm.CONV_CHANNELS`` = 3, a chain's conv stages ``fused_chain.CHAIN_CHANNELS`` = 2).
+  ``conv.dsp.CONV_CHANNELS`` = 3, a chain's conv stages ``conv.chain.CHAIN_CHANNELS`` = 2).
 - ``unroll``: groups of 4 taps a main block unrolls fully (longer reductions loop over ``body``);
   ``body``: the loop body of such a loop, in groups of 4 taps.
 """

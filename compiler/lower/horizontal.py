@@ -1,7 +1,7 @@
 """horizontal (passes/fuse_horizontal.py) → one kernel for all the branches.
 
 matmul / conv2d anchor over the concatenated weights: the loop nest of lower/matmul.py or
-lower/conv2d.py (groups 1) over all ΣN output channels, with one store statement per branch whose
+lower/conv/ref.py (groups 1) over all ΣN output channels, with one store statement per branch whose
 domain is that branch's channel range [c0_j, c0_j + N_j); it runs the branch's own epilogue and
 writes the packed output:
 

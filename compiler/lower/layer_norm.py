@@ -2,6 +2,7 @@
 (one row each), the normalized axes the inner ones; per row, in schedule order:
 
     float:  S_init, S_sum (inner), S_mean, S_var (inner), S_rstd, S_out (inner, + epilogue)
+            (shifted by the row's first element, compensated sums: codegen_templates/layer_norm/ref.c.j2)
     int8:   S_init, S_sum (inner: Σd, Σd²),               S_row,  S_out (inner, + epilogue)
             (the arithmetic, exact vs the reference: compiler/ops/norm.py)
 
@@ -63,13 +64,14 @@ def lower_layer_norm(fn, anchor, epi, pool, name) -> Kernel:
         decls = ["int32_t s1;", "int64_t s2;", "float r;", "int8_t acc;"]
     else:
         eps = c_literal(a["epsilon"])
-        body = [("S_init", False, lambda **c: t.S_init()),
+        first = {d: "0" for d in inner}       # the row's first element: the shift
+        body = [("S_init", False, lambda **c: t.S_init(x_at({**c, **first}))),
                 ("S_sum", True, lambda **c: t.S_sum(x_at(c))),
                 ("S_mean", False, lambda **c: t.S_mean(c_literal(length))),
                 ("S_var", True, lambda **c: t.S_var(x_at(c))),
                 ("S_rstd", False, lambda **c: t.S_rstd(c_literal(length), eps)),
                 ("S_out", True, store)]
-        decls = ["float mean;", "float var;", "float rstd;", "float acc;"]
+        decls = ["float shift;", "float mean;", "float var;", "float comp;", "float rstd;", "float acc;"]
     stmts = [Statement(sname, outer + inner if per_elem else outer, row_box if per_elem else outer_box,
                        outer + (str(i),) + (inner if per_elem else z), fbody)
              for i, (sname, per_elem, fbody) in enumerate(body)]

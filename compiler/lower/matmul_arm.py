@@ -1,7 +1,7 @@
 """int8 matmul / fully connected with constant weights for Arm cores with SIMD (arm_dsp, arm_mve).
 
 Rows of the input play the part of the conv's pixels: blocks of 2 rows x 2 output columns over the
-same isl outer nest as conv2d_arm (blocked_statements), the input read in place and the input offset
+same isl outer nest as the conv kernels (conv/blocks.py blocked_statements), the input read in place and the input offset
 folded into the accumulators' start values (exact: every product of a matmul is real).
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 from ..codegen.templates import template
 from ..ir import Constant
 from ..poly import loops_to_c
-from .conv2d_arm import (WIDE_CHANNELS, block_inits, blocked_statements, mac_bounds,
-                         short_output, wide_direct, wide_unroll)
+from .conv.blocks import block_inits, blocked_statements, mac_bounds, short_output
+from .conv.dsp import WIDE_CHANNELS, wide_direct, wide_unroll
 from . import group_knobs
 from .kernel import Kernel, affine, flat_index
 from .simd import HEADERS, check_flat_operands, fold_offset, offset_fold, require, widen_weights
@@ -34,7 +34,7 @@ def fc_geometry(anchor, epi):
 def row_outputs(epi, out_shape, r: str, o: str, npix: int, nch: int, acc_prefix: str = "a",
                 short=None) -> list[tuple]:
     """(accumulator, epilogue lines, value, destination) per output of a block of rows x columns;
-    ``short(acc, k)``: the short requantize's value instead of the epilogue (conv2d_arm.short_output)."""
+    ``short(acc, k)``: the short requantize's value instead of the epilogue (conv.blocks.short_output)."""
     outs = []
     lead = ["0"] * (len(out_shape) - 2)
     for i in range(npix):
@@ -56,7 +56,7 @@ def _blocked_fc(fn, anchor, epi, pool, name, order, variant_template: str, emit,
                 short: bool = False, weights=transposed_weights) -> Kernel:
     """Fully connected as 2-row x ``och(K)``-column output blocks; ``emit(t, x, w, inits, outputs, npix,
     nch, K)`` prints one block with the variant's micro-kernel (the only part DSP and Helium differ in).
-    ``short``: use the short exact requantize where it applies (conv2d_arm.short_output)."""
+    ``short``: use the short exact requantize where it applies (conv.blocks.short_output)."""
     require(order is None, "no in-place matmul kernel")
     R, K, N, offset = fc_geometry(anchor, epi)
     b = anchor.args[1]
@@ -85,7 +85,7 @@ def matmul_dsp(fn, anchor, epi, pool, name, order=None) -> Kernel:
         w16 = group_knobs.widened()
 
     def emit(t, x, w, inits, outs, npix, nch, K):   # SMLAD over 4 taps at a time, then the K % 4 tail
-        if wide_direct(K // 4):                     # 2 rows x 4 columns (conv2d_arm.WIDE_CHANNELS)
+        if wide_direct(K // 4):                     # 2 rows x 4 columns (conv.dsp.WIDE_CHANNELS)
             tail = t.wide_tail(npix, nch, K % 4, K, K) if K % 4 else None
             return t.wide_block(npix, nch, K // 4, x, K, w, K, inits, outs, tail, *wide_unroll(K // 4, npix, nch, R, N),
                                 w16=w16)

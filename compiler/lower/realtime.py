@@ -5,7 +5,7 @@ these two flags change only a few templates.
 - ``wcet`` (``--wcet``): kernels with data-dependent branches use their branch-free forms (the int8
   softmax: ``runtime_c/include/tinyfuse/wcet.h``, emitted as tinyfuse_wcet.h);
 - ``skip_zero`` (``--skip-zero-activations``): the int8 pointwise conv / fully connected kernels skip
-  groups of input activations equal to the input zero point (``lower/skip_zero.py``).
+  groups of input activations equal to the input zero point (``lower/conv/skip_zero.py``).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ MultiplyByQuantizedMultiplier, double rounding) under the conditions :func:`shor
 output channel from the accumulator's exact range. The derivation is in the header;
 :func:`rq2` is its numpy twin (tests/unit/test_requant_arm.py compares it with ``quant.mbqm``).
 
-Use from another DSP kernel (conv2d_arm / matmul_arm, pw18 and mve18): build the epilogue's
+Use from another DSP kernel (conv/dsp / matmul_arm, pw18 and mve18): build the epilogue's
 :class:`ShortRequant` with ``short_requant(epi.ops, anchor, acc_lo, acc_hi)`` (``strategy.epilogue``) (per-channel int64 bounds of
 the raw accumulator, before the bias), double the weights (int16 lanes hold 2 w) or shift the
 accumulator left once, start it at ``sr.bias2[k]`` and store ``c_store(sr, a2, m, hz, e)``; keep m, hz,

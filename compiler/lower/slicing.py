@@ -27,7 +27,7 @@ SLICEABLE = frozenset({"nn.conv2d", "qnn.conv2d", "nn.matmul", "qnn.matmul", "el
                        "nn.avg_pool2d", "qnn.avg_pool2d", "nn.pad"})
 SLICE_VARIANTS = frozenset({"ref", "arm_dsp", "arm_mve"})
 # (anchor op, variant) -> (depth, time-dimension limit) of the deeper slices (poly.slices.SliceRequest):
-# the SIMD blocked kernels over (pixel pair, statement position, channel pair) (conv2d_arm.blocked_
+# the SIMD blocked kernels over (pixel pair, statement position, channel pair) (conv.blocks.blocked_
 # statements; groups 1 only, depthwise has its own nest), the portable conv over its output
 # dimensions (n, h, w, g, m) of conv2d.lower_conv2d, whose accumulator lives inside one output point
 DEEP = {("qnn.conv2d", "arm_dsp"): (3, 1 << 30), ("qnn.conv2d", "arm_mve"): (3, 1 << 30),

@@ -21,7 +21,7 @@ byte space the two tensors share):
 - ``pixel_buffer``: any int8 conv through a K-byte pixel buffer, ascending or descending pixel order
   (the first that proves). Proof: no clobbered read of X; the pixel buffer's flow is intended; both
   one pixel at a time and in pairs of flattened pixels (the blocking of the SIMD variants that
-  ``lower_simd_inplace`` runs under this rule).
+  the strategies run in the pixel_buffer mode).
 
 ``options(fn, cost, cache)`` caches per Function in ``cache`` (proofs are ~5-50 ms each): the
 compilation's ``CompileContext.inplace_options``, so no state outlives one compile.

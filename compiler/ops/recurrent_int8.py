@@ -19,7 +19,7 @@ tanh(x) = 2·sigmoid(2x) − 1.
 Operands: ``x`` int8 [T, B, I] (time major), ``w`` int8 [4, H, I], ``r`` int8 [4, H, H], ``bias``
 int32 [4, H], ``h0`` int8 [B, H], ``c0`` int16 [B, H]. Output int16 [T + 2, B, H]: rows 0..T−1 the
 outputs (int8 values), row T the last h (int8 values), row T + 1 the last c; the converter casts the
-int8 rows to int8 and slices (compiler/frontend/tflite_ops_rnn.py).
+int8 rows to int8 and slices (compiler/frontend/tflite/rnn.py).
 """
 from __future__ import annotations
 

@@ -4,19 +4,11 @@ RESIZE_BILINEAR v1-4 and RESIZE_NEAREST_NEIGHBOR v1-4), float32 and int8.
 Every output row (column) reads at most two input rows (columns); which ones and with what weights
 depends only on the static sizes, so :func:`axis_table` computes them once (the numpy reference
 here and the C lowering's const tables use the same table). Per axis, output index ``x`` maps to
-the source coordinate ``c(x)`` (ONNX Resize-19 ``coordinate_transformation_mode``, ``s`` the given
-scale or ``out / in``):
-
-    half_pixel         (x + 0.5) / s - 0.5       pytorch_half_pixel   the same, 0 when out == 1
-    half_pixel_symmetric   in/2 · (1 - out / (in · s)) + (x + 0.5) / s - 0.5   (Resize-19)
-    asymmetric         x / s                     tf_half_pixel_for_nn   (x + 0.5) / s
-    align_corners      x · (in - 1) / (L - 1)    (0 when L == 1; L = in · s if scales are given, else out)
-
-computed in float32 as onnxruntime does (``convention='onnx'``), or as TFLite's reference kernels
-do (``convention='tflite'``: ``x · scale`` with ``scale = in / out``, or ``(in - 1) / (out - 1)``
-with align_corners). nearest: ``nearest_mode`` rounds c (round_prefer_floor/ceil, floor, ceil),
-clamped to [0, in - 1]. linear: c clamped to [0, in - 1], i0 = floor(c), i1 = min(i0 + 1, in - 1),
-weights 1 - (c - i0) and c - i0; the 2-D result is Σ x[i, j]·wy·wx.
+the source coordinate ``c(x)`` of ops/resize_coords.py (ONNX Resize-19
+``coordinate_transformation_mode`` in onnxruntime's float32 arithmetic, or TFLite's). nearest:
+``nearest_mode`` rounds c (round_prefer_floor/ceil, floor, ceil; an ONNX tie within 1e-6 of
+k + 0.5), clamped to [0, in - 1]. linear: c clamped to [0, in - 1], i0 = floor(c),
+i1 = min(i0 + 1, in - 1), weights 1 - (c - i0) and c - i0; the 2-D result is Σ x[i, j]·wy·wx.
 
 int8 (TFLM ``reference_ops::ResizeBilinearInteger``): weights in 10 fractional bits (TFLite: its
 ``scale_10`` integer coordinate arithmetic, ONNX: round(w · 1024)), acc = Σ x·wy·wx (2^20 = 1.0),
@@ -36,7 +28,8 @@ import numpy as np
 from ..errors import TinyfuseError
 from ..ir.op import OpDef, OpPattern, register_op
 from ..ir.types import TensorType
-from .resize_taps import TapTable, nearest_index as _nearest, resample, tap_table, uses_taps
+from .resize_coords import ONNX_TIE, nearest_index, source_coords
+from .resize_taps import TapTable, resample, tap_table, uses_taps
 
 MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
          "tf_crop_and_resize")
@@ -53,33 +46,6 @@ class AxisTable:
     i1: np.ndarray
     w0: np.ndarray
     w1: np.ndarray
-
-
-def source_coords(n_in: int, n_out: int, scale: float | None, mode: str, convention: str) -> np.ndarray:
-    """c(x) for x in [0, n_out) as float32 (module doc), before clamping."""
-    f32 = np.float32
-    x = np.arange(n_out, dtype=f32)
-    if convention == "tflite":
-        s = f32(n_in) / f32(n_out)
-        if mode == "align_corners" and n_out > 1:
-            s = f32(n_in - 1) / f32(n_out - 1)
-        if mode == "half_pixel":
-            return (x + f32(0.5)) * s - f32(0.5)
-        return (x + f32(0.5)) * s if mode == "tf_half_pixel_for_nn" else x * s
-    s = f32(scale) if scale else f32(n_out) / f32(n_in)
-    length = f32(n_in) * s if scale else f32(n_out)    # ONNX length_resized: in · scale when scales are given
-    if mode == "align_corners":
-        return np.zeros(n_out, f32) if length == 1 else x * f32(n_in - 1) / (length - f32(1))
-    if mode == "asymmetric":
-        return x / s
-    if mode == "tf_half_pixel_for_nn":
-        return (x + f32(0.5)) / s
-    if mode == "pytorch_half_pixel" and length <= 1:
-        return np.zeros(1, f32)
-    if mode == "half_pixel_symmetric":     # Resize-19: centred when out is not exactly in · s
-        offset = f32(n_in) / f32(2) * (f32(1) - f32(n_out) / (s * f32(n_in)))
-        return offset + (x + f32(0.5)) / s - f32(0.5)
-    return (x + f32(0.5)) / s - f32(0.5)
 
 
 def _tflm_fixed(n_in: int, n_out: int, mode: str):
@@ -103,7 +69,8 @@ def axis_table(n_in: int, n_out: int, attrs: dict, axis: int, dtype: str) -> Axi
     c = source_coords(n_in, n_out, scales[axis] if scales else None, mode, conv)
     integer = dtype != "float32" and dtype != "float64"
     if attrs["method"] == "nearest":
-        i0 = np.clip(_nearest(c, attrs["nearest_mode"]), 0, n_in - 1).astype(np.int32)
+        tie = ONNX_TIE if conv == "onnx" else 0.0
+        i0 = np.clip(nearest_index(c, attrs["nearest_mode"], tie), 0, n_in - 1).astype(np.int32)
         one = np.ones(n_out, np.int32 if integer else np.float32)
         return AxisTable(i0, i0, one, one * 0)
     if integer and conv == "tflite":

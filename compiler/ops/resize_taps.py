@@ -18,7 +18,9 @@ at compile time from the static sizes in float64, after the ONNX reference imple
   A|u|³ - 5A|u|² + 8A|u| - 4A for 1 < |u| < 2, else 0.
 - antialias weights are divided by their sum; with ``exclude_outside`` the weights of taps outside
   [0, in) are zeroed and the rest divided by their sum; taps are then clamped to [0, in - 1] (the
-  reference's edge padding). nearest (tf_crop_and_resize only): one tap, ``nearest_mode`` rounding.
+  reference's edge padding). nearest (tf_crop_and_resize only): one tap at the float32 coordinate
+  and ``nearest_mode`` rounding of ops/resize_coords.py (onnxruntime's; the float64 coordinate above
+  decides ties and the crop's edges otherwise than onnxruntime).
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from .resize_coords import ONNX_TIE, nearest_index, source_coords
 
 
 @dataclass
@@ -42,20 +46,6 @@ def uses_taps(attrs: dict) -> bool:
     """Whether nn.resize2d ``attrs`` need the multi-tap tables (cubic, antialias, crop and resize)."""
     return attrs.get("method") == "cubic" or bool(attrs.get("antialias")) \
         or attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize"
-
-
-def nearest_index(c: np.ndarray, nearest_mode: str) -> np.ndarray:
-    """ONNX Resize nearest_mode rounding of source coordinates ``c`` (float64, not clamped)."""
-    c = c.astype(np.float64)
-    fl = np.floor(c)
-    if nearest_mode == "floor":
-        return fl
-    if nearest_mode == "ceil":
-        return np.ceil(c)
-    half = c == fl + 0.5
-    if nearest_mode == "round_prefer_floor":
-        return np.where(half, fl, np.floor(c + 0.5))
-    return np.where(half, fl + 1, np.floor(c + 0.5))   # round_prefer_ceil (std::round for c >= 0)
 
 
 def _coords(n_in: int, n_out: int, scale: float | None, mode: str, roi) -> np.ndarray:
@@ -89,15 +79,24 @@ def _kernel(u: np.ndarray, method: str, a: float) -> np.ndarray:
     return np.where(u <= 1, near, np.where(u < 2, far, 0.0))
 
 
+def _nearest_table(n_in: int, n_out: int, scale: float | None, attrs: dict, roi) -> TapTable:
+    """One tap per output index: the float32 coordinate of ops/resize_coords.py (onnxruntime's
+    arithmetic, its tie tolerance), the extrapolation value where it leaves [0, in - 1]."""
+    mode = attrs["coordinate_transformation_mode"]
+    c = source_coords(n_in, n_out, scale, mode, "onnx", roi)
+    valid = (c >= 0) & (c <= n_in - 1) if mode == "tf_crop_and_resize" else np.ones(n_out, bool)
+    idx = np.clip(nearest_index(c, attrs["nearest_mode"], ONNX_TIE), 0, n_in - 1).astype(np.int32)[:, None]
+    return TapTable(np.where(valid[:, None], idx, 0), valid[:, None].astype(np.float32), valid)
+
+
 def tap_table(n_in: int, n_out: int, scale: float | None, attrs: dict, roi=(0.0, 1.0)) -> TapTable:
     """The taps of one axis (module doc) for nn.resize2d ``attrs``; ``scale`` the axis's given
     scale or None (out / in), ``roi`` its (start, end) for tf_crop_and_resize."""
     mode, method = attrs["coordinate_transformation_mode"], attrs["method"]
+    if method == "nearest":
+        return _nearest_table(n_in, n_out, scale, attrs, roi)
     c = _coords(n_in, n_out, scale, mode, roi)
     valid = (c >= 0) & (c <= n_in - 1) if mode == "tf_crop_and_resize" else np.ones(n_out, bool)
-    if method == "nearest":
-        idx = np.clip(nearest_index(c, attrs["nearest_mode"]), 0, n_in - 1).astype(np.int32)[:, None]
-        return TapTable(np.where(valid[:, None], idx, 0), valid[:, None].astype(np.float32), valid)
     s = float(scale) if scale else n_out / n_in
     sa = min(s, 1.0) if attrs.get("antialias") else 1.0
     reach = 1 if method == "linear" else 2

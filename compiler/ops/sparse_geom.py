@@ -1,4 +1,4 @@
-"""Where the sparse conv kernel (lower/sparse_conv.py) blocks its output pixels: shared by the kernel
+"""Where the sparse conv kernel (lower/conv/sparse.py) blocks its output pixels: shared by the kernel
 and the cost model (cost/analytical.sparse_decision), so both count the same blocks."""
 from __future__ import annotations
 

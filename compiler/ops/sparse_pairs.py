@@ -1,4 +1,4 @@
-"""The SMLAD pair layout of sparse int8 weights (lower/sparse_dsp.py, the ``sparse`` variant on arm_dsp
+"""The SMLAD pair layout of sparse int8 weights (lower/conv/sparse_dsp.py, the ``sparse`` variant on arm_dsp
 targets), shared by the kernel and the cost model (passes/sparse_weights.py) so both count the same pairs.
 
 The reduction axis (length R, zero-padded to R4, a multiple of 4) is cut into aligned quads of 4

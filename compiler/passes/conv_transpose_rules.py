@@ -1,5 +1,5 @@
-"""The transposed convolution's entries in the per-op tables of ``convert_layout`` (LAYOUT_RULES) and
-``legalize_qdq`` (REWRITE_RULES), kept in their own module (imported once by ``pipeline.py``).
+"""The transposed convolution's layout and int8 rules (``passes/rules.py``: read by ``convert_layout`` and
+``legalize_qdq``); its bias add is tried before the general add rule.
 
 Layout: ``nn/qnn.conv2d_transpose`` NCHW with IOHW weights [C, M, KH, KW] → NHWC with OHWI weights
 [G·M, KH, KW, Cg] (``ops.conv_transpose.weight_to_ohwi``), like conv2d's OIHW → OHWI.
@@ -19,12 +19,13 @@ import numpy as np
 from ..errors import TinyfuseError
 from ..ir import Call, Constant, call
 from ..ops.conv_transpose import weight_to_ohwi
-from .convert_layout import LAYOUT_RULES
-from .legalize_qdq import REWRITE_RULES, _dq_const, _dq_tensor, _is, bias_and_requantize
+from .legalize_qdq import _dq_const, _dq_tensor, _is, bias_and_requantize
+from .rules import layout_rule, qdq_rule
 
 CONV_T = ("nn.conv2d_transpose", "qnn.conv2d_transpose")
 
 
+@layout_rule(*CONV_T)
 def _layout_rule(node: Call, args, lay):
     if node.attrs["data_layout"] != "NCHW" or not isinstance(node.args[1], Constant):
         return None
@@ -48,18 +49,14 @@ def _anchor(lg, op: Call, bias, s_out: float, z_out: int):
     return bias_and_requantize(acc, bias, s_x, s_w, (n_out, (1, n_out, 1, 1)), (s_out, z_out), lg.rounding)
 
 
+@qdq_rule("nn.conv2d_transpose")
 def _conv_t_rule(lg, y: Call, s_out: float, z_out: int):
     return _anchor(lg, y, None, s_out, z_out)
 
 
-def _add_rule(base):
-    """conv2d_transpose + dequantized bias: the anchor with its int32 bias; else ``base`` (the add rule)."""
-    def rule(lg, y: Call, s_out: float, z_out: int):
-        if _is(y.args[0], "nn.conv2d_transpose") and _dq_const(y.args[1]) is not None:
-            return _anchor(lg, y.args[0], y.args[1], s_out, z_out)
-        return base(lg, y, s_out, z_out)
-    return rule
-
-
-LAYOUT_RULES.update({op: _layout_rule for op in CONV_T})
-REWRITE_RULES.update({"nn.conv2d_transpose": _conv_t_rule, "add": _add_rule(REWRITE_RULES["add"])})
+@qdq_rule("add", first=True)
+def _bias_add_rule(lg, y: Call, s_out: float, z_out: int):
+    """conv2d_transpose + dequantized bias: the anchor with its int32 bias; else None (the general add rule)."""
+    if _is(y.args[0], "nn.conv2d_transpose") and _dq_const(y.args[1]) is not None:
+        return _anchor(lg, y.args[0], y.args[1], s_out, z_out)
+    return None

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..ir import Call, Constant, Expr, Function, IRModule, OpPattern, Tuple, call, get_op, post_order
 from ..ir.op import rebuild_call
+from .rules import LAYOUT_RULES, layout_rule, register
 
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
@@ -89,13 +90,13 @@ def _mean(node: Call, args, lay: _Layouts):
     return call(node.op, args[0][0], span=node.span, **{**node.attrs, "axes": axes}), node.attrs["keepdims"]
 
 
-LAYOUT_RULES = {
+register({
     "nn.conv2d": _conv2d, "qnn.conv2d": _conv2d,
     "nn.max_pool2d": _pool2d, "nn.avg_pool2d": _pool2d, "qnn.avg_pool2d": _pool2d,
     "nn.softmax": _softmax, "qnn.softmax": _softmax,
     "concatenate": _concatenate, "nn.pad": _pad, "mean": _mean,
     "nn.resize2d": _pool2d,
-}
+}, layout_rule)
 
 
 def _follow_operands(node: Call, args, lay: _Layouts):

@@ -2,7 +2,7 @@
 
 legalize_qdq folds every scale into fixed-point multipliers, so the scale and zero point of the
 model's I/O tensors must be read before the pipeline runs. Both frontends write the int8 interface
-in QDQ form (compiler/frontend/onnx_quant.py, tflite.py):
+in QDQ form (compiler/frontend/onnx/quant.py, frontend/tflite/reader.py):
 
 - an int8 input reaches a ``qnn.dequantize(x, scale, zero_point, axis)`` (through reshape/transpose
   views) or an op taking ``in_scale``/``in_zero_point`` (``qnn.softmax``);

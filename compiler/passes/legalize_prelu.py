@@ -1,6 +1,6 @@
 """legalize_qdq's rule for PRelu: quantize(prelu(dq(x), dq(alpha))) → qnn.prelu (TFLM int8 PRELU,
 ops/qprelu.py), when x is a per-tensor int8 activation and alpha a per-tensor int8 constant. Kept in
-its own module (legalize_qdq.REWRITE_RULES names it) so it imports nothing of legalize_qdq."""
+its own module (legalize_qdq registers it, passes/rules.py) so it imports nothing of legalize_qdq."""
 from __future__ import annotations
 
 import numpy as np

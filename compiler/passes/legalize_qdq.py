@@ -31,6 +31,7 @@ from ..ops import ops_where
 from ..ops.resize_taps import uses_taps
 from .legalize_prelu import prelu_rule
 from .legalize_qdq_misc import mean_rule, sub_rule
+from .rules import QDQ_RULES, qdq_rule, register
 from .shift_uint8 import fold_shifts, shift_uint8
 
 ACTIVATIONS = ops_where(lambda d: d.clamps)       # relu, clip
@@ -200,9 +201,9 @@ class _Legalizer:
 
     def rewrite_op(self, y: Expr, s_out: float, z_out: int):
         """The int8 form of the float op ``y`` whose output is quantized to (s_out, z_out), by its
-        rule in REWRITE_RULES, or None (it stays float)."""
-        rule = REWRITE_RULES.get(y.op) if isinstance(y, Call) and isinstance(y.op, str) else None
-        return rule(self, y, s_out, z_out) if rule is not None else None
+        first rule of QDQ_RULES (passes/rules.py) that gives one, or None (it stays float)."""
+        rules = QDQ_RULES.get(y.op, ()) if isinstance(y, Call) and isinstance(y.op, str) else ()
+        return next((r for r in (rule(self, y, s_out, z_out) for rule in rules) if r is not None), None)
 
     def avg_pool_as_conv(self, y: Call, s_out: float, z_out: int):
         """An average pool whose output scale differs from its input's (or that counts the padding):
@@ -414,7 +415,7 @@ def _resize_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
     return moved if (s, z) == (s_out, z_out) else _requantize(moved, s / s_out, z, z_out, lg.rounding)
 
 
-REWRITE_RULES = {
+register({
     "qnn.dequantize": _requantize_rule,
     "add": _add_rule, "multiply": _binary_rule,
     "nn.matmul": _matmul_rule, "nn.conv2d": _conv2d_rule, "nn.layer_norm": _layer_norm_rule,
@@ -425,7 +426,7 @@ REWRITE_RULES = {
     "nn.prelu": prelu_rule,
     "nn.resize2d": _resize_rule,
     "mean": mean_rule, "subtract": sub_rule,
-}
+}, qdq_rule)
 
 
 def fold_dequantized_constants(mod: IRModule) -> IRModule:

@@ -7,7 +7,7 @@
   multipliers, quant.sub_as_add; proved equal to TFLM's SubElementwise on all 65,536 input pairs).
 
 Both need per-tensor int8 inputs; otherwise (or when TFLM's kernel has no exact tinyfuse form) the rule
-returns None and the op stays float. Kept in its own module (legalize_qdq.REWRITE_RULES names the rules)
+returns None and the op stays float. Kept in its own module (legalize_qdq registers these rules, passes/rules.py)
 so it imports nothing of legalize_qdq."""
 from __future__ import annotations
 

@@ -16,8 +16,8 @@ from ..errors import TinyfuseError
 from ..ir import IRModule
 from ..ir.printer import astext
 from ..memory.oracle import ArenaOracle
+from ..userdir import claim, write_atomic
 from .check_overflow import check_overflow
-from . import conv_transpose_rules  # noqa: F401  (registers its layout and int8 rules)
 from .convert_layout import convert_layout
 from .eliminate_dead_code import eliminate_dead_code
 from .fold_batchnorm import fold_batchnorm
@@ -81,17 +81,17 @@ def run_pipeline(mod: IRModule, options, after: Callable[[str, IRModule], None] 
     if unknown:
         raise TinyfuseError(f"unknown pass {sorted(unknown)}; passes are: {', '.join(PASS_NAMES)}")
     dump_dir, timings = options.dump_dir, options.context.timings
-    if dump_dir:
-        Path(dump_dir).mkdir(parents=True, exist_ok=True)
-        (Path(dump_dir) / "00_input.txt").write_text(astext(mod))
-    for i, (name, fn) in enumerate(PASSES, 1):
-        if name in options.disabled_passes:
-            continue
+    runs = [(f"{i:02d}_{name}.txt", name, fn) for i, (name, fn) in enumerate(PASSES, 1)
+            if name not in options.disabled_passes]
+    if dump_dir:      # only files tinyfuse wrote there before, or new ones (tinyfuse.userdir)
+        claim(dump_dir, ["00_input.txt", *(f for f, _, _ in runs)], "--dump-ir DIR")
+        write_atomic(Path(dump_dir) / "00_input.txt", astext(mod))
+    for dump, name, fn in runs:
         t0 = time.perf_counter()
         mod = fn(mod, options)
         timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
         if dump_dir:
-            (Path(dump_dir) / f"{i:02d}_{name}.txt").write_text(astext(mod))
+            write_atomic(Path(dump_dir) / dump, astext(mod))
         if after is not None:
             after(name, mod)
     return mod

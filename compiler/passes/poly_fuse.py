@@ -1,7 +1,7 @@
 """poly_fuse: producer-consumer fusion across anchors, where it lowers the arena.
 
 fuse_ops leaves one anchor per group; this pass joins conv groups into one kernel computed row by
-row through line buffers (``tinyfuse.poly.linebuf``; ``tinyfuse.lower.fused_chain`` emits it):
+row through line buffers (``tinyfuse.poly.linebuf``; ``tinyfuse.lower.conv.chain`` emits it):
 
     x ──► conv ──► dw 3x3 s2 ──► pw ──► y          expand / depthwise / project (MobileNetV2)
     a ──► conv ──► conv(+a) ──► b                  residual block (ResNet): b written over a

@@ -4,12 +4,12 @@ none, ``--sparse on`` every candidate, whatever the estimate: for measurements).
 
 For every kernel Function whose anchor is an int8 ``qnn.conv2d`` (NHWC/OHWI, read in NHWC) or a
 ``qnn.matmul`` with a constant 2-D weight matrix, the pass counts the nonzero weights and asks the
-cost model (``cost.analytical.sparse_decision``) whether the sparse kernel (lower/sparse_conv.py:
+cost model (``cost.analytical.sparse_decision``) whether the sparse kernel (lower/conv/sparse.py:
 compile-time lists of the nonzero weights, zero channels reduced to their bias) beats the dense
 kernel lowering would otherwise pick (``strategy.choose``). Chosen weights are
 recorded on ``options.context.sparse_kernels`` (id → (Constant, reason, layout)); the IR is unchanged.
 On arm_dsp targets groups-1 convs and fully connected layers take the SMLAD pair layout (``pairs``:
-ops/sparse_pairs.py, lower/sparse_dsp.py), costed by ``cost.analytical.sparse_pair_instructions``.
+ops/sparse_pairs.py, lower/conv/sparse_dsp.py), costed by ``cost.analytical.sparse_pair_instructions``.
 Poly-fused chains (lowered by fused_chain) are left as they are.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ log = logging.getLogger("tinyfuse.sparse")
 
 
 def _pairs_estimate(pixels: int, w2d: np.ndarray, channels_in: int) -> float:
-    """Estimated instructions of the SMLAD pair layout (lower/sparse_dsp.py) for weights [K, R]."""
+    """Estimated instructions of the SMLAD pair layout (lower/conv/sparse_dsp.py) for weights [K, R]."""
     pc = pair_cover(w2d)
     return sparse_pair_instructions(pixels, w2d.shape[1], w2d.shape[0], pc["pairs"], pc["ncross"],
                                     channels_in % 4 == 0)

@@ -1,5 +1,5 @@
 """isl access model and proof of the line-buffered in-place depthwise kernel
-(``lower/depthwise_rows_arm.py``, codegen_templates/depthwise/arm_dsp_rows.c.j2): channel by channel
+(``lower/conv/depthwise_rows.py``, codegen_templates/depthwise/arm_dsp_rows.c.j2): channel by channel
 a ring R of three lines (input rows, or columns when ``columns``; ring line j mod 3 holds input line
 j - pu of channel k, positions shifted by pv), filled once with the zero point (S_fill), primed with
 lines 0 and 1 (S_prime), then per output line u the copy of line u + 2 (S_copy) and the outputs of

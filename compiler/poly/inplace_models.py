@@ -1,4 +1,4 @@
-"""isl access models of the in-place conv kernels (``lower/inplace_conv.py`` generates its loops from
+"""isl access models of the in-place conv kernels (``lower/conv/inplace.py`` generates its loops from
 the same domains and schedules; ``memory/inplace.py`` proves the in-place layout with them, through
 ``poly.deps``). Arrays: X the input, Y the output written over it, P the padded plane of one channel
 (``dw_plane``), T the pixel buffer (``pixel_buffer``).
@@ -48,9 +48,9 @@ def pixel_order(order: str, v: str) -> str:
 def pixel_buffer_model(g: ConvGeom, order: str, block: int = 1) -> list[Access]:
     """S_px[oh, ow, k] (one output channel into T) then S_store[oh, ow, k] (T over Y).
 
-    ``block`` = 1: one pixel at a time (``lower/inplace_conv.py``). ``block`` = 2: pixels flattened
+    ``block`` = 1: one pixel at a time (``lower/conv/inplace.py``). ``block`` = 2: pixels flattened
     (p = oh * OW + ow) and taken in pairs, the odd one last, as the SIMD variants block them
-    (compiler/lower/conv2d_arm.py): both pixels' windows are read before either is stored."""
+    (compiler/lower/conv/blocks.py): both pixels' windows are read before either is stored."""
     out = box(("oh", "ow", "k"), (g.OH, g.OW, g.K))
     x = (f"X[ih, iw, ci] : exists r, s, c, q, m: k = {g.M}q + m and 0 <= m < {g.M} and "
          f"ci = {g.Cg}q + c and 0 <= c < {g.Cg} and ih = {g.sh}oh + {g.dh}r - {g.pt} and "

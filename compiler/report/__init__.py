@@ -55,6 +55,11 @@ def _measured_note(rows: list[dict]) -> list[str]:
             "cycles*: an estimate from the executed instruction mix and the core's TRM timings, not a measurement"]
 
 
+def report_files(plot_format: str | None = "svg") -> list[str]:
+    """The names ``report`` may give its files (``-o DIR`` claims them before the report runs)."""
+    return ["report.json", "network_report.txt", *((f"memory_plan.{plot_format}", f"roofline.{plot_format}") if plot_format else ())]
+
+
 def report(result, target, measured: dict | None = None,
            plot_format: str | None = "svg") -> tuple[str, dict[str, bytes]]:
     """(text, files) of ``tinyfuse report``: files are report.json, network_report.txt (the text
@@ -72,4 +77,4 @@ def report(result, target, measured: dict | None = None,
     return text, files
 
 
-__all__ = ["report", "report_data", "report_text"]
+__all__ = ["report", "report_data", "report_files", "report_text"]

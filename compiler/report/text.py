@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from ..memory import format_plan
+from ..memory.state import copied_per_frame
+
 LAYER_WIDTH = 38          # characters of the layers column before a cell wraps
 OPT_IN_REASONS = ("needs ", "--skip-zero-activations is off", "dense weights")
 FUSED_KEYS = ("kernel", "strategy", "stages", "tile_w", "ntiles", "rows", "recompute", "scratch", "decision")
@@ -104,3 +107,25 @@ def _align(head: list[str], right: set[str]) -> tuple[str, ...]:
 
 def _fmt(v) -> str:
     return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def compile_report_text(result) -> str:
+    """``compile --report``: the fused groups (anchor + epilogue) and the memory plan table."""
+    lines = [f"model {result.name}: {len(result.steps)} kernels, {result.macs} MACs, "
+             f"arena {result.arena_bytes} B (naive {result.naive_bytes} B), weights {result.weights_bytes} B"
+             + (f", state {result.state_bytes} B (persistent: " + ", ".join(
+                 f"{t.name} {list(t.shape)} {t.dtype} at {t.offset}" + (f", ring buffer of {t.capacity} B"
+                                                                       if t.ring_step else "")
+                for t in result.states) + f"); state bytes copied per frame: {_copied(result)}"
+                if result.states else ""), "",
+             f"{'kernel':<40} {'ops (anchor -> epilogue)':<48} {'MACs':>10}"]
+    for s in result.steps:
+        lines.append(f"{s.kernel.name:<40} {' -> '.join(s.kernel.ops):<48} {s.kernel.macs:>10}")
+    lines += ["", "memory plan (buffer t<i>; first/last = kernel index, -1 = model input):",
+              format_plan(result.plan, result.buffers)]
+    return "\n".join(lines)
+
+
+def _copied(result) -> str:
+    c = copied_per_frame(result.states, result.steps)
+    return f"{c['total']:.0f} (" + ", ".join(f"{k} {v:.0f}" for k, v in c.items() if k != "total" and v) + ")"

@@ -2,7 +2,7 @@
 
 normal / pixel_buffer (the kernel may also run in place through a pixel buffer, in ``Group.order``):
   ``conv2d.skip_zero_dsp``, ``conv2d.skip_zero``  --skip-zero-activations: a batch-1 pointwise conv
-      that skips the input groups at the zero point (lower/skip_zero.py);
+      that skips the input groups at the zero point (lower/conv/skip_zero.py);
   ``conv2d.sparse_pairs``, ``conv2d.sparse``  the weights' zeros left out, where the cost decision of
       passes/sparse_weights.py chose it (CompileContext.sparse_kernels: the SMLAD pair layout or lists);
   ``conv2d.arm_mve_quads``  Helium, groups 1, 4 channels requantized as one vector (the
@@ -13,7 +13,7 @@ normal / pixel_buffer (the kernel may also run in place through a pixel buffer, 
 dw_plane (in-place depthwise, multiplier 1: the memory plan offers it only for such groups):
   ``depthwise.dw_plane_sparse``, ``depthwise.dw_plane_arm_mve``, ``depthwise.dw_rows_arm_dsp`` (a
   three-row ring, 3x3 stride 1/2, proven in place by isl), ``depthwise.dw_plane`` (portable).
-chain_stage (a stage of a poly-fused chain, lower/fused_chain.py):
+chain_stage (a stage of a poly-fused chain, lower/conv/chain.py):
   ``chain.conv_arm_mve`` (groups 1), ``chain.conv_arm_dsp`` (groups 1), ``chain.dw_arm_dsp``
   (depthwise, K a multiple of 4), ``chain.ref``; an input read through its NCHW layout: portable.
 """
@@ -81,7 +81,7 @@ def sparse_entry(g: Group):
 
 # ---------------------------------------------------------------------------------------------- skip zero
 def skip_zero_reason(g: Group) -> str | None:
-    """lower/skip_zero.py's groups: --skip-zero-activations, an int8 batch-1 pointwise conv (NHWC) whose
+    """lower/conv/skip_zero.py's groups: --skip-zero-activations, an int8 batch-1 pointwise conv (NHWC) whose
     epilogue flattens over the pixels, in place only through a pixel buffer."""
     if not g.options.skip_zero_activations:
         return "--skip-zero-activations is off"

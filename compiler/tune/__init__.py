@@ -32,6 +32,7 @@ from ..cost.knobs import normalize
 from ..cost.learned import fit
 from ..cost.records import TuningRecords, load_records, ram_of
 from ..errors import TinyfuseError
+from ..userdir import check_claim, claim, replaceable, write_atomic
 from .pareto import front, front_table, plot_front
 from .search import Predictor, Search, compile_round, dumps, measure_round, moves_from, safe_task, select
 
@@ -51,6 +52,7 @@ def tune(model, target: str, trials: int = 16, records_path=None, workers: int |
         raise TinyfuseError("tune measures instructions under qemu: choose a Cortex-M or RISC-V --target")
     model = str(Path(model).resolve())
     old = load_records(records_path).records if records_path and Path(records_path).is_file() else []
+    _check_outputs(records_path, old, out_dir)
     default = compile_candidate(model, tgt.name, normalize({}))
     search = Search(model, tgt.name, default, seed)
     for r in TuningRecords(old).builds(default["model_hash"], tgt.name):
@@ -60,11 +62,11 @@ def tune(model, target: str, trials: int = 16, records_path=None, workers: int |
     skipped = len(search.measured)
     kernel_recs = [r for r in old if r.get("kind") == "kernel"]
     writer = _writer(records_path)
-    with dask_client(workers, scheduler) as (client, n):
+    with dask_client(workers, scheduler) as (client, n), \
+            _progress(trials, f"tune {default['model']}", skipped, progress) as bar:   # closed on Ctrl-C too
         t0 = time.perf_counter()                # the search, without starting the cluster
         topk = topk or 2 * n
         pool = pool or 2 * topk
-        bar = _progress(trials, f"tune {default['model']}", skipped, progress)
         if search.default_key not in search.measured:
             search.compiled[search.default_key] = default
             kernel_recs += measure_round(client, search, [(search.default_key, 0.0)], writer, bar, safe_task,
@@ -87,7 +89,6 @@ def tune(model, target: str, trials: int = 16, records_path=None, workers: int |
                 kernel_recs += measure_round(client, search, chosen, writer, bar, safe_task, timeout)
             bar.set_postfix(best=min(r["instructions"] for r in search.measured.values()),
                             front=len(front(list(search.measured.values()))))
-        bar.close()
     seconds = time.perf_counter() - t0
     return _finish(search, default, records_path, writer, out_dir, ram_limit, skipped, seconds, n, kernel_recs)
 
@@ -103,13 +104,13 @@ def _finish(search, default, records_path, writer, out_dir, ram_limit, skipped, 
     recs = sorted((r for r in kernel_recs if r.get("instructions")), key=lambda r: r["key"])
     if records_path and len(recs) >= 2:
         model = fit([r["features"] for r in recs], [r["instructions"] for r in recs])
-        Path(str(records_path) + ".model.json").write_text(model.to_json())
+        write_atomic(Path(str(records_path) + ".model.json"), model.to_json())
     table = front_table(pts, base)
     pts3 = front(builds, flash=True)
     table3 = front_table(pts3, base)
     if out_dir:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-        (Path(out_dir) / "front.md").write_text(f"{table}\n\nIn RAM, model flash and instructions:\n\n{table3}\n")
+        claim(out_dir, OUT_FILES, "--out DIR")
+        write_atomic(Path(out_dir) / "front.md", f"{table}\n\nIn RAM, model flash and instructions:\n\n{table3}\n")
         plot_front(builds, pts, Path(out_dir) / "front.svg", f"{base['model']} on {base['target']}")
     measured_now = len(builds) - skipped
     out = {"model": base["model"], "target": base["target"], "default": _brief(base), "chosen": _brief(best),
@@ -121,6 +122,24 @@ def _finish(search, default, records_path, writer, out_dir, ram_limit, skipped, 
     if ram_limit is not None:
         out["ram_limit"] = _brief(_fastest(builds, ram_limit))
     return out
+
+
+OUT_FILES = ("front.md", "front.svg")
+MODEL_KEYS = {"weights", "bias", "mean", "scale", "alpha"}      # cost.learned.CostModel.to_json
+
+
+def _check_outputs(records_path, old: list[dict], out_dir) -> None:
+    """Before the search: TinyfuseError when tune would write into a file it did not write. The records
+    must be tuning records (every one has a ``"kind"``: tune appends to them), ``<records>.model.json``
+    tune's learned model, and ``out_dir`` may take OUT_FILES (``tinyfuse.userdir``; claimed when they are written)."""
+    if any(not isinstance(r.get("kind"), str) for r in old):
+        raise TinyfuseError(f"{records_path}: not a tuning-records file (a record without \"kind\"); tune appends "
+                            "to it: give --records a new file or one tinyfuse tune wrote")
+    if records_path:
+        model_json = Path(str(records_path) + ".model.json")
+        replaceable(model_json, lambda v: isinstance(v, dict) and MODEL_KEYS <= set(v), "--records FILE")
+    if out_dir is not None:
+        check_claim(out_dir, OUT_FILES, "--out DIR")
 
 
 def _fastest(builds: list[dict], ram_limit: int) -> dict:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import threading
 
 from ..errors import TinyfuseError
 
@@ -22,6 +24,36 @@ def _distributed():
         raise TinyfuseError("tinyfuse tune measures candidates on Dask: install it with "
                             "`pip install 'tinyfuse[tune]'` (dask and distributed)") from None
     return distributed
+
+
+def _exit_quietly(signum, frame) -> None:
+    """A worker's SIGINT handler: exit at once, without a traceback (the process that started the
+    cluster prints the one line). Unlike SIG_IGN, a handler is reset to the default action at exec, so
+    the compilers and qemu the worker runs, in the same process group, stop on the same Ctrl-C."""
+    os._exit(128 + signum)
+
+
+def dask_setup(worker) -> None:
+    """Preload of the LocalCluster's workers (``preload=["tinyfuse.tune.cluster"]``): SIGINT exits the
+    worker quietly (:func:`_exit_quietly`)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _exit_quietly)
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """SIGINT ignored while the worker processes start, so they inherit it ignored (across exec too)
+    until :func:`dask_setup` runs: Ctrl-C reaches the terminal's whole process group, and only this
+    process should act on it (it closes the cluster and exits with one line); a worker would die
+    printing its traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @contextlib.contextmanager
@@ -40,8 +72,9 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
             client.close()
         return
     n = workers or os.cpu_count() or 1
-    cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                       silence_logs=40)
+    with _sigint_ignored():
+        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                           silence_logs=40, preload=[__name__])
     client = distributed.Client(cluster)
     try:
         yield client, n

@@ -19,11 +19,14 @@ from .space import moves_of
 
 def _compile(model: str, target: str, config: dict):
     """Compile one candidate. A candidate may set knobs of groups its other moves removed (a chain's
-    kernel knobs with the chain unfused): the driver's "match no kernel" warning is expected here."""
+    kernel knobs with the chain unfused): the driver's "match no kernel" warning is expected here. A
+    model that fits no qemu board compiles quietly (its measurement refuses it: build_target)."""
     import warnings
     from ..driver import compile_model
+    from ..targets import NoBoardWarning
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*per-kernel knobs match no kernel")
+        warnings.simplefilter("ignore", NoBoardWarning)
         return compile_model(model, target=target, tuning_records=TuningRecords(config=config))
 
 

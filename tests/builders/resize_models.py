@@ -80,3 +80,28 @@ def onnx_resize(x_shape, out_size=None, scales=None, opset=19, q=None, out_q=Non
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     return model
+
+
+def onnx_resize_sweep(n_in: int, outs, opset: int, mode: str = "nearest", scales: bool = False,
+                      roi=(0.0, 1.0), **attrs) -> onnx.ModelProto:
+    """One float model of len(outs) Resize nodes over X [1, 1, n_in, n_in]: node k (output ``Y<k>``)
+    resizes H and W to outs[k] (``sizes``) or by outs[k] (``scales``, floats); ``roi`` the (start,
+    end) of H and W for tf_crop_and_resize."""
+    inits = [helper.make_tensor("roi", TensorProto.FLOAT, [8], [0, 0, roi[0], roi[0], 1, 1, roi[1], roi[1]]),
+             helper.make_tensor("none", TensorProto.FLOAT, [0], [])]
+    nodes, outputs = [], []
+    for k, o in enumerate(outs):
+        if scales:
+            inits.append(helper.make_tensor(f"s{k}", TensorProto.FLOAT, [4], [1, 1, float(o), float(o)]))
+            ins = ["X", "roi", f"s{k}"]
+        else:
+            inits.append(helper.make_tensor(f"z{k}", TensorProto.INT64, [4], [1, 1, int(o), int(o)]))
+            ins = ["X", "roi", "none", f"z{k}"]
+        nodes.append(helper.make_node("Resize", ins, [f"Y{k}"], mode=mode, **attrs))
+        outputs.append(helper.make_tensor_value_info(f"Y{k}", TensorProto.FLOAT, None))
+    graph = helper.make_graph(nodes, "resize_sweep", [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                                                    [1, 1, n_in, n_in])],
+                              outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model

@@ -47,7 +47,7 @@ ARM_TARGETS = {"q_conv_relu6": SIMD_TARGETS, "q_conv_s2_valid": SIMD_TARGETS, "q
                "q_sparse_conv": DSP_TARGETS, "q_sparse_fc": DSP_TARGETS, "q_sparse_pairs24": DSP_TARGETS,
                "q_conv_k3": SIMD_TARGETS, "q_dw_batch2": SIMD_TARGETS, "q_sparse_dw": DSP_TARGETS,
                "q_skip_conv": DSP_TARGETS, "q_skip_fc": DSP_TARGETS}
-SKIP_ZERO = {"realtime": {"skip_zero_activations": True}}   # the activation-skipping kernels (lower/skip_zero.py)
+SKIP_ZERO = {"realtime": {"skip_zero_activations": True}}   # the activation-skipping kernels (lower/conv/skip_zero.py)
 
 
 @dataclass
@@ -240,8 +240,8 @@ def int8_tflm_models() -> list[FamilyModel]:
 
 
 def _sparse_models() -> list[FamilyModel]:
-    """Pruned (75%, one zero channel) conv, depthwise and FC for the sparse kernels (lower/sparse_conv.py;
-    on cortex-m4 the SMLAD pair layout, lower/sparse_dsp.py; the depthwise in place, dw_plane), and a
+    """Pruned (75%, one zero channel) conv, depthwise and FC for the sparse kernels (lower/conv/sparse.py;
+    on cortex-m4 the SMLAD pair layout, lower/conv/sparse_dsp.py; the depthwise in place, dw_plane), and a
     2:4 conv with 8 input channels (pair layout: the SXTAB16 widening, all four cross words per quad)."""
     from tests.builders.sparse_models import pruned_case
     from tests.builders.tflm_cases import conv_case, fc_case

@@ -1,4 +1,4 @@
-"""Pruned int8 one-op models for the sparse kernels (lower/sparse_conv.py): a tflm_cases Case (dense
+"""Pruned int8 one-op models for the sparse kernels (lower/conv/sparse.py): a tflm_cases Case (dense
 random weights) with its .tflite weights pruned byte for byte by examples/prune_models.py, one output
 channel zeroed entirely (a bias-only channel), and TFLM run again on the pruned model: the oracle."""
 from __future__ import annotations

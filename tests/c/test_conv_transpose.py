@@ -220,8 +220,8 @@ def test_selfie_segmentation_instance_with_its_weights(tmp_path):
 
     from tests.builders import tflite_convt
     from tests.conftest import shared_or_skip
-    from tinyfuse.frontend.tflite import _operator, _parse, _tensor, convert_op, load_tflite
-    from tinyfuse.frontend.tflite_registry import Graph
+    from tinyfuse.frontend.tflite.reader import _operator, _parse, _tensor, convert_op, load_tflite
+    from tinyfuse.frontend.tflite.registry import Graph
     from tinyfuse.ir import TensorType, Var, post_order
     data = load_tflite(shared_or_skip("models", "real", "selfie_segmentation.tflite"))
     m = _parse(data)

@@ -1,5 +1,5 @@
-"""The DSP in-place line-buffered depthwise kernel (lower/depthwise_rows_arm.py, variant inplace_dw_rows)
-and the DSP quad depthwise kernel with the short requantize (lower/depthwise_arm.py) against TFLite
+"""The DSP in-place line-buffered depthwise kernel (lower/conv/depthwise_rows.py, variant inplace_dw_rows)
+and the DSP quad depthwise kernel with the short requantize (lower/conv/depthwise_dsp.py) against TFLite
 Micro, bit for bit: compiled for cortex-m4 and built on the host through simd_host.h (the portable
 twins of the DSP intrinsics and of requant_arm.h) under AddressSanitizer and UndefinedBehaviorSanitizer
 with guard regions. Cases: lines along rows and along columns, odd and even line lengths (9, 7, 8, 6: four-output steps
@@ -44,7 +44,7 @@ def compiled(tmp_path_factory):
     out = []
     for name, (seed, shape, pad, act, short, stride, mult, _) in CASES.items():
         case = conv_case("dw", seed, shape, 0, (3, 3), (stride, stride), padding=pad, act=act, mult=mult)
-        patch = mock.patch("tinyfuse.lower.depthwise_rows_arm.short_requant", return_value=None) if not short \
+        patch = mock.patch("tinyfuse.lower.conv.depthwise_rows.short_requant", return_value=None) if not short \
             else contextlib.nullcontext()
         with patch:
             result = compile_model(case.tflm, target="cortex-m4", name=name)

@@ -77,6 +77,10 @@ GATHER_CASES = {  # id: (input shape, indices, axis)
     "axis1_negative": ((2, 6, 3), [-1, 0, -3], 1),
     "axis_last_progression": ((3, 4, 8), [1, 3, 5], -1),
     "single_index_rank1": ((4, 5), [2], 1),
+    # a 0-d index drops the axis (Gather-13: output rank r - 1 + q, q = 0)
+    **{f"scalar_axis{a}": ((3, 4, 5, 2), 1, a) for a in range(4)},
+    **{f"scalar_negative_axis{a}": ((3, 4, 5, 2), -1, a) for a in (-4, -2, -1)},
+    "scalar_rank2": ((6, 7), -6, 1),
 }
 
 
@@ -85,6 +89,20 @@ def test_gather(tmp_path, case):
     shape, idx, axis = GATHER_CASES[case]
     check(tmp_path, [N("Gather", ["X", "i"], ["Y"], axis=axis)], {"X": rand(*shape)}, ["Y"],
           inits={"i": np.array(idx, I64)})
+
+
+def test_gather_scalar_index_shufflenet_channel_split(tmp_path):
+    """ShuffleNetV2's channel split: Reshape [1, 48, H, W] → [1, 2, 24, H, W] → Transpose → Reshape
+    [2, 1, 24, H, W] → Gather(0) and Gather(1) with 0-d indices ([1, 24, H, W] each) → Conv, Add."""
+    h = 44
+    nodes = [N("Reshape", ["X", "s1"], ["r1"]), N("Transpose", ["r1"], ["t"], perm=[1, 0, 2, 3, 4]),
+             N("Reshape", ["t", "s2"], ["r2"]), N("Gather", ["r2", "i0"], ["g0"], axis=0),
+             N("Gather", ["r2", "i1"], ["g1"], axis=0), N("Conv", ["g1", "w"], ["c"], pads=[1, 1, 1, 1]),
+             N("Relu", ["c"], ["r"]), N("Concat", ["g0", "r"], ["Y"], axis=1)]
+    inits = {"s1": np.array([1, 2, 24, h, h], I64), "s2": np.array([-1, 1, 24, h, h], I64),
+             "i0": np.array(0, I64), "i1": np.array(1, I64), "w": rand(24, 24, 3, 3, seed=3) * 0.2}
+    result = check(tmp_path, nodes, {"X": rand(1, 48, h, h)}, ["Y"], inits=inits)
+    assert result.kernels
 
 
 def test_cast_float_int_float(tmp_path):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tinyfuse.driver import _lower_and_plan, compile_model
-from tinyfuse.frontend.onnx import from_onnx
+from tinyfuse.frontend.onnx.reader import from_onnx
 from tinyfuse.harness import build_host, run_host
 from tinyfuse.harness.per_layer import compare_layers
 from tinyfuse.ir.interpreter import run_module

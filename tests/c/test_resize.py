@@ -108,6 +108,32 @@ def test_resize10_upgraded(tmp_path):
     np.testing.assert_array_equal(got, ort_run(model, {"X": x})[0])
 
 
+# (x_shape, out H, W, coordinate_transformation_mode): source coordinates at exact ties that float32
+# misses by an ulp, below on H (half_pixel 20 → 6: 14.499999, asymmetric 7 → 2: 3.4999998) and above
+# on W (half_pixel 18 → 21: 14.500001, asymmetric 23 → 14, pytorch_half_pixel 14 → 19)
+TIE_CASES = [((1, 2, 20, 18), (6, 21), "half_pixel"), ((1, 1, 7, 23), (2, 14), "asymmetric"),
+             ((1, 3, 20, 14), (6, 19), "pytorch_half_pixel")]
+
+
+@pytest.mark.parametrize("nearest_mode", ["round_prefer_ceil", "round_prefer_floor"])
+@pytest.mark.parametrize("case", range(len(TIE_CASES)))
+def test_nearest_ties_float_and_int8_qdq_vs_onnxruntime(tmp_path, case, nearest_mode):
+    """round_prefer_ceil / round_prefer_floor at a tie the float32 coordinate misses: the compiled C
+    (float32, and int8 QDQ: a byte copy) picks onnxruntime's pixel (tests/unit/test_resize_nearest_ties.py
+    sweeps every size on the numpy reference)."""
+    x_shape, size, ctm = TIE_CASES[case]
+    attrs = dict(mode="nearest", coordinate_transformation_mode=ctm, nearest_mode=nearest_mode)
+    x = np.arange(np.prod(x_shape), dtype=np.float32).reshape(x_shape)
+    model = onnx_resize(x_shape, out_size=x_shape[:2] + size, opset=13, **attrs)
+    (got,), _ = compile_and_run(model, [x], tmp_path)
+    np.testing.assert_array_equal(got, ort_run(model, {"X": x})[0])
+    xq = (np.arange(np.prod(x_shape)) % 251 - 125).astype(np.int8).reshape(x_shape)
+    model = onnx_resize(x_shape, out_size=x_shape[:2] + size, opset=13, q=(0.05, 3), **attrs)
+    (got,), result = compile_and_run(model, [xq], tmp_path)
+    np.testing.assert_array_equal(got, ort_run(model, {"X": xq})[0])
+    assert any("nn.resize2d" in k.ops and k.out.dtype == "int8" for k in result.kernels)
+
+
 # ------------------------------------------------------------------------------- int8 .tflite vs TFLM
 TFLITE_SHAPES = [((1, 5, 7, 3), (9, 13)), ((2, 9, 13, 5), (4, 5)), ((1, 6, 9, 4), (9, 6)), ((1, 1, 4, 3), (3, 8))]
 OPTIONS = [(False, False), (True, False), (False, True)]

@@ -1,4 +1,4 @@
-"""The sparse kernels (lower/sparse_conv.py, ``--sparse``): pruned one-op int8 models bit-exact with
+"""The sparse kernels (lower/conv/sparse.py, ``--sparse``): pruned one-op int8 models bit-exact with
 TensorFlow Lite Micro on the same pruned .tflite (tests/builders/sparse_models.py: magnitude pruning
 by examples/prune_models.py plus one all-zero output channel), the cost model's choice (auto: dense
 for unpruned weights; off: dense always), and the pruned KWS through the in-place sparse kernels."""

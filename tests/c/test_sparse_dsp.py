@@ -1,4 +1,4 @@
-"""The SMLAD pair layout of the sparse variant on arm_dsp targets (lower/sparse_dsp.py,
+"""The SMLAD pair layout of the sparse variant on arm_dsp targets (lower/conv/sparse_dsp.py,
 ops/sparse_pairs.py): pruned one-op int8 conv / fully connected models compiled for cortex-m4 and
 built on the host through simd_host.h (portable stand-ins of the DSP intrinsics), bit-exact with
 TensorFlow Lite Micro on the same pruned .tflite; and the pair cover itself against hand-counted

@@ -53,7 +53,7 @@ def test_stream_lstm_50_frames_vs_onnxruntime(tmp_path):
 ])
 def test_stateful_pairs_refused_clearly(tmp_path, text, needle):
     from tinyfuse.driver import compile_model
-    from tinyfuse.frontend.stateful_io import parse_pairs
+    from tinyfuse.frontend.onnx.stateful_io import parse_pairs
     path = build_lstm.build_stream_lstm(str(tmp_path / "m.onnx"))
     with pytest.raises(TinyfuseError, match=None) as e:
         compile_model(path, stateful=parse_pairs(text))

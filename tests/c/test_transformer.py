@@ -65,6 +65,33 @@ def test_layer_norm(tmp_path):
     assert ["nn.layer_norm", "nn.relu"] in [k.ops for k in result.kernels]      # the relu is its epilogue
 
 
+def test_layer_norm_far_from_zero_within_1e6_of_float64(tmp_path):
+    """Rows centred at 100 and 1e4 with small variance (L = 768 and 2 x 96): float32 statistics must not
+    subtract a float32 mean of that magnitude (its rounding alone is 5e-4 at 1e4). Oracle: float64 numpy
+    on the same float32 inputs, within 1e-6 x max|ref|; onnxruntime (whose own float32 error grows to
+    1e-3 there) no further from the C than from float64, plus that tolerance."""
+    rng = np.random.default_rng(11)
+    for shape, axis in (((3, 768), -1), ((2, 2, 96), 1)):
+        norm = shape[axis:] if axis > 0 else shape[-1:]
+        g = rng.uniform(0.5, 1.5, norm).astype(np.float32)
+        b = (0.1 * rng.standard_normal(norm)).astype(np.float32)
+        model = model_of([N("LayerNormalization", ["X", "g", "b"], ["Y"], axis=axis)], {"X": np.zeros(shape)},
+                         ["Y"], 17, {"g": g, "b": b})
+        result = compile_model(model)
+        exe = build_host(result, tmp_path)
+        for mean, std in ((100.0, 1.0), (100.0, 0.05), (1e4, 1.0), (1e4, 0.1)):
+            x = (mean + std * rng.standard_normal(shape)).astype(np.float32)
+            (got,) = run_host(exe, result, [x])
+            r = x.astype(np.float64).reshape(int(np.prod(shape[:axis % len(shape)])), -1)
+            y = (r - r.mean(1, keepdims=True)) / np.sqrt(r.var(1, keepdims=True) + 1e-5)
+            want = y.reshape(shape) * g + b
+            scale = np.abs(want).max()
+            err = np.abs(got - want).max() / scale
+            assert err <= 1e-6, f"{shape} axis {axis} mean {mean} std {std}: {err:.2e} x max|ref| from float64"
+            (ort,) = ort_run(model, {"X": x})
+            assert np.abs(got - ort).max() <= np.abs(ort - want).max() + 1e-6 * scale
+
+
 def test_gelu_erf_and_linear_gelu_fused(tmp_path):
     nodes = [N("Gelu", ["X"], ["Y_gelu"]), N("Gelu", ["X"], ["Y_gelu_tanh"], approximate="tanh"),
              N("Erf", ["X"], ["Y_erf"]),

@@ -1,47 +1,55 @@
-"""TFLM twins as a fuzz oracle (issue 13): random one-op (and cheap two-op chain) int8 TFLite models,
-each compiled by tinyfuse → gcc → run, and run by TensorFlow Lite Micro (the tflite_micro package), the
-exact oracle: the outputs must be byte-identical.
+"""TFLM twins as a fuzz oracle: random one-op (and cheap chain) int8 and float32 TFLite models, each
+compiled by tinyfuse for the kernel variant asked → C → built → run, and run by TensorFlow Lite Micro
+(the tflite_micro package), the oracle: int8 outputs must be byte-identical, float32 outputs within the
+rounding bound of twin_draw_float.py.
 
-Draws (tests/fuzz/twin_draw*.py): seed ``s`` draws op ``OPS[s % len(OPS)]`` with ``numpy.random
-.default_rng(s)``, so every op gets its share and a seed reproduces its model. Each model is one of
+Draws (tests/fuzz/twin_draw*.py): seed ``s`` draws op ``ops[s % len(ops)]`` with ``numpy.random
+.default_rng(s)``, so every op gets its share and a seed reproduces its model whatever the variant:
+``--variant ref --ops simd`` runs the very models ``--variant arm_dsp`` runs. The ``SIMD ...``, ``...+ADD``,
+``CONV>DW>CONV`` and ``(f32)`` draws (twin_draw_simd.py, twin_draw_float.py) aim at the shapes where the
+SIMD kernels branch and list their shape classes. Each model is one of
 
-- exact: tinyfuse's bytes equal TFLM's (outside the channels where TFLM's int32 left shift overflows,
-  see twin_draw.py: those models are counted ``tflm wraps`` and must equal TFLM everywhere else);
+- exact: tinyfuse's bytes equal TFLM's (float: within the bound) outside the channels where TFLM's
+  int32 left shift overflows (see twin_draw.py: those models are counted ``tflm wraps`` and must
+  equal TFLM everywhere else);
 - tflm refused: TFLM rejects the model (an error, or its process dies, e.g. on a multiplier it
   checks): not a tinyfuse failure;
 - tf refused: tinyfuse refuses it with a one-line TinyfuseError although TFLM runs it (a gap, listed);
-- failure: a tinyfuse crash, gcc error, or a byte that differs from TFLM.
+- failure: a tinyfuse crash, a compiler error, a guard-region hit, or an output that differs from TFLM.
 
-TFLM runs in a worker process of its own (a TFLITE_CHECK aborts the process), restarted after a crash.
+Variants (twin_run.py): ``--variant ref`` compiles for the host (portable kernels); ``arm_dsp``
+(cortex-m4), ``arm_mve`` (cortex-m55) and ``arm_fpu`` (cortex-m4, float draws) compile for the Arm
+target and build on the host through the SIMD stand-ins, ``--batch`` models per program; ``--qemu T``
+compiles for target T and runs each model under qemu. Per model the variants its kernels got are
+recorded; the ``used`` column counts the models where a kernel ran the variant asked (under qemu:
+any SIMD variant of the target), and a table per shape class shows that coverage.
 
-    python -m tests.fuzz.tflm_twin --count 2000 --seed 0           # what `make fuzz-tflm` runs
-    python -m tests.fuzz.tflm_twin --seed 17 --count 1 --show      # one model, its parameters and outcome
-    python -m tests.fuzz.tflm_twin --ops CONV_2D,MEAN --count 200  # only some ops
+    python -m tests.fuzz.tflm_twin --count 2000 --seed 0                   # `make fuzz-tflm`: every op, host
+    python -m tests.fuzz.tflm_twin --variant arm_dsp --count 2000          # the SIMD draws, arm_dsp stand-ins
+    python -m tests.fuzz.tflm_twin --qemu cortex-m55 --count 200           # SIMD + float draws under qemu
+    python -m tests.fuzz.tflm_twin --seed 17 --count 1 --show              # one model, its parameters and outcome
+    python -m tests.fuzz.tflm_twin --ops CONV_2D,MEAN --count 200          # only some ops (or a group: simd, float)
 """
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import functools
 import json
-import multiprocessing
 import re
-import shutil
 import sys
-import tempfile
 import time
-import traceback
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from tests.fuzz import twin_draw as d1
+from tests.fuzz import twin_draw_float as df
 from tests.fuzz import twin_draw_move as dm
 from tests.fuzz import twin_draw_ops as d2
+from tests.fuzz import twin_draw_simd as ds
+from tests.fuzz.twin_run import SIMD, VARIANT_TARGET, Item, Outcome, Runner
 
 ROOT = Path(__file__).resolve().parents[2]
-CFLAGS = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror"]
 P = functools.partial
 OPS = {
     "CONV_2D": d1.draw_conv, "DEPTHWISE_CONV_2D": P(d1.draw_conv, depthwise=True), "FULLY_CONNECTED": d1.draw_fc,
@@ -60,8 +68,38 @@ OPS = {
     "CONV+ADD": P(d2.draw_chain, kind="CONV+ADD"), "CONV+POOL": P(d2.draw_chain, kind="CONV+POOL"),
     "DW+CONV": P(d2.draw_chain, kind="DW+CONV"), "CONV+MEAN": P(d2.draw_chain2, kind="CONV+MEAN"),
     "CONV+SOFTMAX": P(d2.draw_chain2, kind="CONV+SOFTMAX"), "CONV+LEAKY_RELU": P(d2.draw_chain2, kind="CONV+LEAKY_RELU"),
+    # the SIMD shape classes (twin_draw_simd.py)
+    "SIMD CONV_2D": ds.draw_conv, "SIMD DEPTHWISE_CONV_2D": P(ds.draw_conv, depthwise=True),
+    "SIMD FULLY_CONNECTED": ds.draw_fc_rows, "SIMD CONV+ADD": ds.draw_conv_add, "DW+ADD": P(ds.draw_conv_add, depthwise=True),
+    "FC+ADD": P(ds.draw_fc_rows, residual=True), "CONV>DW>CONV": ds.draw_poly_chain, "SIMD POOL": ds.draw_pool,
+    # float32 twins (twin_draw_float.py)
+    "CONV_2D(f32)": df.draw_conv, "DEPTHWISE_CONV_2D(f32)": P(df.draw_conv, depthwise=True),
+    "FULLY_CONNECTED(f32)": df.draw_fc, "CONV>DW>CONV(f32)": df.draw_chain,
 }
+FLOAT = ["CONV_2D(f32)", "DEPTHWISE_CONV_2D(f32)", "FULLY_CONNECTED(f32)", "CONV>DW>CONV(f32)"]
+# the int8 draws whose kernels have SIMD variants; the SIMD shape-class draws twice as often
+SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "SIMD CONV+ADD", "DW+ADD", "FC+ADD",
+             "CONV>DW>CONV", "SIMD POOL"] * 2 + ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CONV+ADD", "DW+CONV",
+                                                 "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
+GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int8": [o for o in OPS if o not in FLOAT],
+          "dsp": [o for o in SIMD_INT8 if "POOL" not in o]}          # Cortex-M4 has no SIMD pool
+DEFAULT_GROUP = {"ref": "all", "arm_dsp": "dsp", "arm_mve": "simd", "arm_fpu": "float"}
 STATUSES = ("exact", "tflm wraps", "tflm refused", "tf refused", "failure")
+
+
+def op_list(names: str, variant: str = "ref", qemu: str | None = None) -> list[str]:
+    """The op list of ``--ops`` (names and group names, comma-separated; a name may repeat to weight it),
+    or the variant's default group (qemu: the SIMD int8 draws of the target, dsp or simd, and the float
+    ones twice)."""
+    if not names:
+        if qemu:
+            from tinyfuse.targets import get_target
+            return GROUPS["simd" if "mve" in get_target(qemu).features else "dsp"] + FLOAT * 2
+        return GROUPS[DEFAULT_GROUP[variant]]
+    out = []
+    for n in (x for x in names.split(",") if x):
+        out += GROUPS[n] if n in GROUPS else [n]
+    return out
 
 
 def draw(seed: int, ops: list[str] | None = None) -> d1.Draw:
@@ -70,188 +108,155 @@ def draw(seed: int, ops: list[str] | None = None) -> d1.Draw:
     return OPS[names[seed % len(names)]](np.random.default_rng(seed))
 
 
-# ----------------------------------------------------------------------------- the TFLM side
-def _tflm_run(model: bytes, inputs: list) -> list:
-    """In the worker process: TFLM's outputs, or why it refused (its first stderr line) as a str. TFLM
-    prints its reasons on file descriptor 2, caught in a temporary file."""
-    import os
-    from tests.builders.tflm_cases import tflm_oneop
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as err:
-        os.dup2(err.fileno(), 2)
-        try:
-            return tflm_oneop().run(model, inputs)
-        except Exception as e:  # noqa: BLE001 - TFLM's RuntimeError (and the editor's ValueError): refused
-            err.seek(0)
-            said = [ln.strip() for ln in err.read().decode(errors="replace").splitlines() if ln.strip()]
-            return f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}" + \
-                (f" ({said[0][:200]})" if said else "")
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-
-
-class Tflm:
-    """TFLM in a worker process (spawned, restarted when a model kills it)."""
-
-    def __init__(self):
-        self.pool = None
-
-    def run(self, model: bytes, inputs: list):
-        if self.pool is None:
-            self.pool = cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-        try:
-            return self.pool.submit(_tflm_run, model, inputs).result(timeout=120)
-        except (cf.process.BrokenProcessPool, cf.TimeoutError) as e:
-            self.close()
-            return f"TFLM process died ({type(e).__name__})"
-
-    def close(self):
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = None
-
-
-# ----------------------------------------------------------------------------- one model
-@dataclass
-class Outcome:
-    status: str
-    detail: str = ""
-
-
-def _compare(got: list, want: list, wrap) -> Outcome:
-    if len(got) != len(want):
-        return Outcome("failure", f"{len(got)} outputs, TFLM has {len(want)}")
-    masked = False
-    for i, (g, w) in enumerate(zip(got, want)):
-        g, w = np.asarray(g), np.asarray(w)
-        if g.dtype != w.dtype or g.shape != w.shape:
-            return Outcome("failure", f"output {i}: {g.dtype}{list(g.shape)}, TFLM {w.dtype}{list(w.shape)}")
-        keep = np.ones(g.shape, bool)
-        if i == 0 and np.any(wrap):
-            keep = np.broadcast_to(~np.asarray(wrap, bool), g.shape) if np.ndim(wrap) else np.zeros(g.shape, bool)
-            masked = True
-        diff = g.view(np.uint8) != w.view(np.uint8) if g.dtype == np.int8 else g.tobytes() != w.tobytes()
-        bad = np.asarray(diff) & keep if g.dtype == np.int8 else diff
-        if np.any(bad):
-            where = np.argwhere(bad)[0].tolist() if g.dtype == np.int8 else "bytes"
-            lsb = int(np.max(np.abs(g.astype(np.int64) - w.astype(np.int64))[bad])) if g.dtype == np.int8 else "-"
-            return Outcome("failure", f"output {i}: {int(np.sum(bad))}/{g.size} differ from TFLM, max {lsb} LSB, "
-                           f"first at {where}: {g[tuple(where)] if g.dtype == np.int8 else ''} vs "
-                           f"{w[tuple(where)] if g.dtype == np.int8 else ''}")
-    return Outcome("tflm wraps" if masked else "exact")
-
-
-def check(d: d1.Draw, tflm: Tflm, work: Path) -> Outcome:
-    """The whole check of one drawn model (see the module docstring for the statuses)."""
-    from tinyfuse.driver import compile_model
-    from tinyfuse.errors import TinyfuseError
-    from tinyfuse.harness import build_host, run_host
-
-    want = tflm.run(d.model, d.inputs)
-    if isinstance(want, str):
-        return Outcome("tflm refused", want)
+def _item(seed: int, ops: list[str] | None) -> Item:
+    op = (ops or list(OPS))[seed % len(ops or OPS)]
     try:
-        result = compile_model(d.model, name="twin")
-    except TinyfuseError as e:
-        return Outcome("tf refused", str(e).splitlines()[0][:300])
-    except Exception as e:  # noqa: BLE001 - a compiler crash is a failure
-        tb = traceback.extract_tb(e.__traceback__)[-1]
-        return Outcome("failure", f"compile: {type(e).__name__}: {str(e)[:300]} at {Path(tb.filename).name}:{tb.lineno}")
-    try:
-        got = run_host(build_host(result, work, cflags=CFLAGS), result, d.inputs)
-    except Exception as e:  # noqa: BLE001 - gcc refusing the generated C, or the program failing
-        return Outcome("failure", f"build/run: {type(e).__name__}: {str(e)[:500]}")
-    return _compare(got, want, d.wrap)
+        d = draw(seed, ops)
+    except Exception as e:  # noqa: BLE001 - a draw the builders refuse is a bug of this fuzzer
+        return Item(seed, op, None, Outcome("failure", f"draw: {type(e).__name__}: {str(e)[:300]}"))
+    return Item(seed, d.op, d)
 
 
 # ----------------------------------------------------------------------------- campaign
+class Tally:
+    """The table {op: {status: count, 'used': n, 'seconds': s}}, the coverage per shape class, the
+    failures, the refusals' reasons and the variants seen."""
+
+    def __init__(self, asked):
+        self.asked = set(asked)
+        self.table, self.classes, self.reasons, self.variants = {}, {}, {}, {}
+        self.failures: list[dict] = []
+        self.float_ratio = 0.0
+
+    def add(self, it: Item, log: str | None, show: bool) -> None:
+        out = it.out
+        used = bool(self.asked & set(it.variants)) if self.asked != {"ref"} else \
+            bool(it.variants) and not set(it.variants) & set(SIMD)         # ref: portable kernels only
+        row = self.table.setdefault(it.op, {s: 0 for s in STATUSES} | {"used": 0, "seconds": 0.0})
+        row[out.status] += 1
+        row["used"] += used
+        row["seconds"] += it.seconds
+        self.float_ratio = max(self.float_ratio, out.ratio)
+        for v in it.variants:
+            self.variants[v] = self.variants.get(v, 0) + 1
+        for c in (it.d.params.get("classes", []) if it.d is not None else []):
+            crow = self.classes.setdefault(c, {"models": 0, "compared": 0, "used": 0, "failure": 0})
+            crow["models"] += 1
+            crow["compared"] += out.status in ("exact", "tflm wraps", "failure")
+            crow["used"] += used
+            crow["failure"] += out.status == "failure"
+        if out.status in ("tflm refused", "tf refused"):
+            key = f"{it.op} {out.status}: {re.sub(r'[-0-9.e]{4,}', '#', out.detail)[:160]}"
+            self.reasons[key] = self.reasons.get(key, 0) + 1
+        entry = {"seed": it.seed, "op": it.op, "status": out.status, "detail": out.detail,
+                 "variants": list(it.variants), "params": it.d.params if it.d is not None else None}
+        if out.status == "failure":
+            self.failures.append(entry)
+            if log:
+                Path(log).parent.mkdir(parents=True, exist_ok=True)
+                with open(log, "a") as f:
+                    f.write(json.dumps(entry, default=str) + "\n")
+        if show:
+            print(json.dumps(entry, default=str))
+
+
 def campaign(seeds, ops: list[str] | None = None, log: str | None = None, show: bool = False,
-             progress: bool = True) -> dict:
-    """Run every seed; returns the table {op: {status: count, 'seconds': s}}, the failures (seed, op, params,
-    detail) and the refusals' reasons {"op status: reason (numbers as #)": count}."""
+             progress: bool = True, variant: str = "ref", qemu: str | None = None, batch: int = 24,
+             jobs: int = 1) -> dict:
+    """Run every seed (``batch`` models per host program); returns the table {op: {status: count, 'used':
+    n, 'seconds': s}}, the coverage per shape class {class: {models, compared, used, failure}}, the
+    failures (seed, op, variants, params, detail), the refusals' reasons {"op status: reason (numbers
+    as #)": count}, the variants seen {variant: models} and the largest float |diff| / bound."""
     import warnings
     warnings.filterwarnings("ignore")
-    table: dict[str, dict] = {}
-    failures, reasons = [], {}
-    tflm, work = Tflm(), Path(tempfile.mkdtemp(prefix="tf_twin_"))
+    runner = Runner(variant, qemu, jobs)
+    tally = Tally(runner.asked())
     bar = None
     if progress and not show:
         from tqdm import tqdm
         bar = tqdm(total=len(seeds), unit="model", dynamic_ncols=True)
     try:
-        for seed in seeds:
-            t0 = time.time()
-            try:
-                d = draw(seed, ops)
-            except Exception as e:  # noqa: BLE001 - a draw the builders refuse is a bug of this fuzzer
-                d, out = None, Outcome("failure", f"draw: {type(e).__name__}: {str(e)[:300]}")
-            else:
-                out = check(d, tflm, work)
-            op = d.op if d is not None else (ops or list(OPS))[seed % len(ops or OPS)]
-            row = table.setdefault(op, {s: 0 for s in STATUSES} | {"seconds": 0.0})
-            row[out.status] += 1
-            row["seconds"] += time.time() - t0
-            if out.status in ("tflm refused", "tf refused"):
-                key = f"{op} {out.status}: {re.sub(r'[-0-9.e]{4,}', '#', out.detail)[:160]}"
-                reasons[key] = reasons.get(key, 0) + 1
-            entry = {"seed": seed, "op": op, "status": out.status, "detail": out.detail,
-                     "params": d.params if d is not None else None}
-            if out.status == "failure":
-                failures.append(entry)
-                if log:
-                    Path(log).parent.mkdir(parents=True, exist_ok=True)
-                    with open(log, "a") as f:
-                        f.write(json.dumps(entry, default=str) + "\n")
-            if show:
-                print(json.dumps(entry, default=str))
+        for k in range(0, len(seeds), max(1, batch)):
+            items = [_item(s, ops) for s in seeds[k:k + max(1, batch)]]
+            runner.run(items)
+            for it in items:
+                tally.add(it, log, show)
             if bar is not None:
-                bar.update(1)
-                bar.set_postfix(fail=len(failures))
+                bar.update(len(items))
+                bar.set_postfix(fail=len(tally.failures))
     finally:
         if bar is not None:
             bar.close()
-        tflm.close()
-        shutil.rmtree(work, ignore_errors=True)
-    return {"table": table, "failures": failures, "reasons": reasons}
+        runner.close()
+    return {"table": tally.table, "classes": tally.classes, "failures": tally.failures, "reasons": tally.reasons,
+            "variants": tally.variants, "float_ratio": tally.float_ratio, "asked": sorted(tally.asked)}
 
 
-def format_table(table: dict) -> str:
-    """A markdown table: op | models | exact | tflm wraps | tflm refused | tf refused | failures | seconds."""
-    head = "| op | models | exact | tflm wraps | tflm refused | tf refused | failures | seconds |"
-    lines = [head, "|" + "---|" * 8]
-    total = {s: 0 for s in STATUSES} | {"seconds": 0.0}
+def format_table(table: dict, used: str = "used") -> str:
+    """A markdown table: op | models | exact | tflm wraps | tflm refused | tf refused | failures | <used> | seconds."""
+    head = f"| op | models | exact | tflm wraps | tflm refused | tf refused | failures | {used} | seconds |"
+    lines = [head, "|" + "---|" * 9]
+    total = {s: 0 for s in STATUSES} | {"used": 0, "seconds": 0.0}
     for op in sorted(table):
         row = table[op]
         for k in total:
-            total[k] += row[k]
+            total[k] += row.get(k, 0)
         lines.append(f"| {op} | {sum(row[s] for s in STATUSES)} | " + " | ".join(str(row[s]) for s in STATUSES)
-                     + f" | {row['seconds']:.0f} |")
+                     + f" | {row.get('used', 0)} | {row['seconds']:.0f} |")
     lines.append(f"| **total** | {sum(total[s] for s in STATUSES)} | " + " | ".join(str(total[s]) for s in STATUSES)
-                 + f" | {total['seconds']:.0f} |")
+                 + f" | {total['used']} | {total['seconds']:.0f} |")
+    return "\n".join(lines)
+
+
+def format_classes(classes: dict, used: str = "used") -> str:
+    """A markdown table per shape class: models, compared with TFLM, models using the asked variant, failures."""
+    lines = [f"| shape class | models | compared | {used} | failures |", "|---|---|---|---|---|"]
+    for c in sorted(classes):
+        r = classes[c]
+        lines.append(f"| {c} | {r['models']} | {r['compared']} | {r['used']} | {r['failure']} |")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="random int8 TFLite models: tinyfuse vs TFLM, byte for byte")
+    ap = argparse.ArgumentParser(description="random TFLite models: tinyfuse vs TFLM (int8 byte for byte, "
+                                 "float within the rounding bound), per kernel variant")
     ap.add_argument("--count", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0, help="first seed (seeds are consecutive)")
-    ap.add_argument("--ops", default="", help="comma-separated op names (default: all of OPS)")
+    ap.add_argument("--ops", default="", help="comma-separated op names or groups (" + ", ".join(GROUPS)
+                    + "); default: all for ref, dsp for arm_dsp, simd for arm_mve, float for arm_fpu, dsp or simd + float for --qemu")
+    ap.add_argument("--variant", choices=list(VARIANT_TARGET), default="ref",
+                    help="kernels to compile for (ref: host; arm_dsp: cortex-m4; arm_mve: cortex-m55; arm_fpu: "
+                    "cortex-m4), built on the host through the SIMD stand-ins")
+    ap.add_argument("--qemu", default=None, metavar="TARGET", help="compile for TARGET and run under qemu instead")
+    ap.add_argument("--batch", type=int, default=24, help="models per host program")
+    ap.add_argument("--jobs", type=int, default=1, help="C compilers at a time for a host program")
     ap.add_argument("--log", default=str(ROOT / "build" / "fuzz" / "tflm_twin_failures.jsonl"),
                     help="append each failure (seed, op, parameters, detail) as a JSON line")
     ap.add_argument("--show", action="store_true", help="print every model's parameters and outcome")
     args = ap.parse_args(argv)
-    ops = [o for o in args.ops.split(",") if o] or None
-    unknown = set(ops or ()) - set(OPS)
+    ops = op_list(args.ops, args.variant, args.qemu)
+    unknown = set(ops) - set(OPS)
     if unknown:
-        ap.error(f"unknown ops {sorted(unknown)}; known: {', '.join(OPS)}")
+        ap.error(f"unknown ops {sorted(unknown)}; known: {', '.join(OPS)}; groups: {', '.join(GROUPS)}")
+    if args.qemu:
+        from tinyfuse.targets import TARGETS
+        if args.qemu not in TARGETS or args.qemu == "host":
+            ap.error(f"--qemu {args.qemu}: choose one of {', '.join(t for t in TARGETS if t != 'host')}")
     t0 = time.time()
-    r = campaign(list(range(args.seed, args.seed + args.count)), ops, args.log, args.show)
-    print(format_table(r["table"]))
+    r = campaign(list(range(args.seed, args.seed + args.count)), ops, args.log, args.show, variant=args.variant,
+                 qemu=args.qemu, batch=args.batch, jobs=args.jobs)
+    where = f"qemu {args.qemu}" if args.qemu else f"{args.variant} ({VARIANT_TARGET[args.variant]}, host build)"
+    used = "used " + "/".join(r["asked"]) if r["asked"] else "used"
+    print(f"## {where}, seeds {args.seed}..{args.seed + args.count - 1}")
+    print(format_table(r["table"], used))
+    print()
+    print(format_classes(r["classes"], used))
+    print(f"\nkernel variants (models): {dict(sorted(r['variants'].items()))}; "
+          f"largest float |diff| / bound: {r['float_ratio']:.3g}")
     for reason, n in sorted(r["reasons"].items()):
         print(f"  {n:4d} x {reason}")
     for f in r["failures"]:
-        print(f"FAIL seed {f['seed']} {f['op']}: {f['detail']}\n  params: {json.dumps(f['params'], default=str)}")
+        print(f"FAIL seed {f['seed']} {f['op']} {f['variants']}: {f['detail']}\n  params: {json.dumps(f['params'], default=str)}")
     print(f"{args.count} models in {time.time() - t0:.0f} s; {len(r['failures'])} failures"
           + (f" (logged to {args.log})" if r["failures"] else ""))
     return 1 if r["failures"] else 0

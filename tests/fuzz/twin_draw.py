@@ -8,7 +8,8 @@ above 1, fused NONE / RELU / RELU6. A :class:`Draw` holds the model bytes, its i
 inputs, the parameters (JSON-able, for the failure log) and where TFLM's arithmetic is undefined:
 ``MultiplyByQuantizedMultiplier`` shifts its int32 accumulator left by the multiplier's exponent
 (common.h: ``x * (1 << left_shift)``), which overflows when |acc|·2^shift ≥ 2^31; tinyfuse saturates
-there (ARCHITECTURE.md), so those output channels (``wrap``) are not compared.
+there (ARCHITECTURE.md), so those output channels (``wrap``) are not compared. Float twins
+(twin_draw_float.py) carry ``tol``, the bound their outputs are compared within.
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ class Draw:
     params: dict
     wrap: np.ndarray | bool = False       # bool per channel of output 0's last axis (or one for all)
     notes: list = field(default_factory=list)
+    tol: np.ndarray | None = None         # float32 outputs: the largest |tinyfuse - TFLM| per output 0 element
+    options: dict = field(default_factory=dict)   # compile_model options (e.g. sparse="on")
 
 
 # ----------------------------------------------------------------------------- quantization draws

@@ -1,4 +1,4 @@
-"""The Helium in-place depthwise (lower/depthwise_mve.py: the dw_plane kernel with four outputs per
+"""The Helium in-place depthwise (lower/conv/depthwise_mve.py: the dw_plane kernel with four outputs per
 vector and the vectorised requantization) under qemu on Cortex-M55, one-op int8 models against TFLM
 byte for byte: widths with a tail vector (OW % 4 = 1..3) and without, a fused ReLU and ReLU6 (clip),
 dilation 2, a stride along the height only, channel counts 13 and 16; a tall plane and a stride along

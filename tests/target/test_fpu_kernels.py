@@ -1,4 +1,4 @@
-"""The arm_fpu float kernels (compiler/lower/conv2d_fpu.py) on Cortex-M4F under qemu against onnxruntime,
+"""The arm_fpu float kernels (compiler/lower/conv/fpu.py) on Cortex-M4F under qemu against onnxruntime,
 on shapes chosen to break a micro-kernel: output channels not a multiple of 4 (the channel tail, the
 zero-padded weight groups), output rows not a multiple of 4 (the row tail of the column blocks), padded
 rows and columns with stride 2, dilation 2 and TF-SAME-like asymmetric pads, a channel count below 8

@@ -1,4 +1,4 @@
-"""The Helium stages of a poly-fused conv chain (lower/fused_chain_mve.py: int8 columns, VMLADAVA with
+"""The Helium stages of a poly-fused conv chain (lower/conv/chain_mve.py: int8 columns, VMLADAVA with
 tail predicates, the input offset folded into the start values) under qemu on Cortex-M55: the output
 equals the numpy reference of the compiled module byte for byte, on odd shapes (C not a multiple of 16,
 an odd channel count, padded and stride-2 windows, the 1x1 stride-2 shortcut stage)."""

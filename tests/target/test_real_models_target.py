@@ -6,7 +6,8 @@ every output within 1e-4 x max |LiteRT|.
 - selfie_segmentation (arena 3.1 MB, weights 0.4 MB) on cortex-m7 as well; its oracle is LiteRT on a copy
   whose custom Convolution2DTransposeBias is rewritten into TRANSPOSE_CONV (harness/litert_custom.py);
 - hand_landmark_lite (arena 4.8 MB, weights 4.0 MB) fits no Cortex-M board tinyfuse knows (the largest
-  have 4 MiB of RAM): the test checks that cortex-m7 refuses it with the one-line size error and runs
+  have 4 MiB of RAM): the test checks that a cortex-m7 board build (run, bench) refuses it with the
+  one-line size error (compile writes it with a warning: tests/unit/test_no_board_warning.py) and runs
   it on rv32imac (qemu virt, 16 MiB of RAM and flash), the largest-RAM board that fits.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The sparse kernels under qemu on Cortex-M4: a pruned 3x3 conv (border windows, pixel blocks, an
 all-zero output channel), a pruned fully-connected layer and a 2:4 conv with 3 input channels, all in
-the SMLAD pair layout of arm_dsp targets (lower/sparse_dsp.py), cross-compiled with -Werror and
+the SMLAD pair layout of arm_dsp targets (lower/conv/sparse_dsp.py), cross-compiled with -Werror and
 equal to TFLM on the same pruned .tflite (tests/builders/sparse_models.py)."""
 import numpy as np
 

@@ -130,7 +130,7 @@ BAD = {
     "initializer_dims_lie": (initializer_dims_lie(), ["initializer 'W'", "[2147483648, 3, 3, 3]", "damaged"]),
     "not_protobuf": (b"this is a text file, not an ONNX model\n", ["not a valid ONNX file"]),
     "random_bytes": (np.random.default_rng(1).integers(0, 256, 4000, dtype=np.uint8).tobytes(), ["ONNX"]),
-    "empty_file": (b"", ["no nodes"]),
+    "empty_file": (b"", ["bad.onnx: the file is empty"]),
 }
 
 
@@ -177,19 +177,24 @@ def test_unused_domain_import_is_fine(tmp_path, capsys):
     assert main(["compile", str(path), "-o", str(tmp_path / "out")]) == 0 and capsys.readouterr().err == ""
 
 
-def test_model_too_large_for_target(tmp_path, capsys):
-    """cortex-m0's largest board (MPS2 AN385) has 4 MiB of RAM: a 4.2 MB activation cannot fit. The
-    same model compiles for host, and a small one for cortex-m0."""
-    big = model_bytes([N("Relu", ["X"], ["Y"])], {"X": [1, 1100 * 1000]})
-    line = compile_error(tmp_path, capsys, big, "--target", "cortex-m0")
-    for f in ("bytes of RAM for its arena", "cortex-m0", "mps2-an385", "4194304 bytes of RAM"):
-        assert f in line, f"{f!r} not in {line!r}"
-    assert int(re.search(r"needs (\d+) bytes of RAM", line).group(1)) >= 4_400_000
-    (tmp_path / "bad.onnx").unlink()
-    small = tmp_path / "small.onnx"
-    small.write_bytes(good_model())
-    assert main(["compile", str(small), "-o", str(tmp_path / "m0"), "--target", "cortex-m0"]) == 0
-    assert main(["compile", str(tmp_path / "small.onnx"), "-o", str(tmp_path / "host")]) == 0
+def test_model_too_large_for_target_compiles_with_a_warning_and_run_refuses(tmp_path, capsys):
+    """cortex-m0's largest qemu board (MPS2 AN385) has 4 MiB of RAM: a 4.2 MB activation fits no board.
+    compile writes the sources with one ``warning:`` line naming the sizes (a real board may have
+    external RAM); run, which needs a board, refuses with one ``error:`` line and builds nothing."""
+    path = tmp_path / "big.onnx"
+    path.write_bytes(model_bytes([N("Relu", ["X"], ["Y"])], {"X": [1, 1100 * 1000]}))
+    assert main(["compile", str(path), "-o", str(tmp_path / "out"), "--target", "cortex-m0"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: "), err
+    for f in ("bytes of RAM for its arena", "cortex-m0", "mps2-an385", "4194304 bytes of RAM", "fits no qemu board"):
+        assert f in err[0], f"{f!r} not in {err[0]!r}"
+    assert int(re.search(r"needs (\d+) bytes of RAM", err[0]).group(1)) >= 4_400_000
+    assert (tmp_path / "out" / "big.c").exists()
+    for cmd in ("run", "bench"):
+        assert main([cmd, str(path), "--target", "cortex-m0"]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith("error: model 'big' needs "), err
+        assert "mps2-an385" in err[0]
 
 
 def test_cli_process_exit_code(tmp_path):

@@ -20,6 +20,8 @@ def test_compile_dump_ir_and_report(tmp_path, capsys):
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "metadata.json", "res.c", "res.cmake", "res.h", "res.mk", "res_weights.c"]
     dumps = sorted(p.name for p in (tmp_path / "ir").iterdir())
+    assert dumps[0] == ".tinyfuse-files.json"     # the manifest of what tinyfuse wrote there (tinyfuse.userdir)
+    dumps = dumps[1:]
     assert dumps[0] == "00_input.txt" and len(dumps) == len(PASSES) + 1
     assert "Primitive" in (tmp_path / "ir" / dumps[-1]).read_text()
     meta = json.loads((tmp_path / "out" / "metadata.json").read_text())

@@ -86,7 +86,7 @@ def test_dump_ir_inside_output_dir_survives(tmp_path, good):
     d = tmp_path / "d"
     assert main(["compile", str(good), "-o", str(d), "--dump-ir", str(d / "ir")]) == 0
     dumps = sorted(p.name for p in (d / "ir").iterdir())
-    assert dumps[0] == "00_input.txt" and len(dumps) > 1
+    assert dumps[:2] == [".tinyfuse-files.json", "00_input.txt"] and len(dumps) > 2
     assert sorted(p.name for p in d.iterdir()) == sorted(GENERATED + ["ir"])
 
 

@@ -26,9 +26,7 @@ from tinyfuse.ops import ops_where
 from tinyfuse.resources import template_dir
 
 FRONTEND = Path(__file__).resolve().parents[2] / "compiler" / "frontend"
-CONVERTER_MODULES = ["onnx.py", "onnx_registry.py", "onnx_ops.py", "onnx_quant.py", "onnx_ops_resize.py",
-                     "onnx_ops_pool.py", "onnx_ops_conv3d.py",
-                     "tflite.py", "tflite_registry.py", "tflite_ops.py", "tflite_int8.py", "tflite_ops_resize.py"]
+CONVERTER_MODULES = sorted(str(p.relative_to(FRONTEND)) for p in FRONTEND.glob("*/*.py"))   # every converter module
 EXPR_TEMPLATES = ["expr/elemwise.c.j2", "expr/qnn.c.j2"]    # the macro modules lower.kernel.Epilogue reads
 
 
@@ -173,10 +171,10 @@ def test_frontend_converters_emit_registered_ops(module):
 
 
 def test_the_scan_sees_computed_names():
-    onnx_ops, _ = emitted_ops(FRONTEND / "onnx_ops.py")
+    onnx_ops, _ = emitted_ops(FRONTEND / "onnx" / "ops.py")
     assert {"nn.avg_pool2d", "subtract", "divide", "sigmoid", "hard_sigmoid"} <= onnx_ops
-    assert {"nn.max_pool2d", "nn.avg_pool2d"} <= emitted_ops(FRONTEND / "onnx_ops_pool.py")[0]
-    tflite_ops, _ = emitted_ops(FRONTEND / "tflite_ops.py")
+    assert {"nn.max_pool2d", "nn.avg_pool2d"} <= emitted_ops(FRONTEND / "onnx" / "pool.py")[0]
+    tflite_ops, _ = emitted_ops(FRONTEND / "tflite" / "ops.py")
     assert {"nn.max_pool2d", "nn.avg_pool2d", "qnn.avg_pool2d", "sigmoid", "tanh"} <= tflite_ops
     tree = ast.parse('def f(k):\n    return call(g(k), x)\n')
     assert _resolve(tree, [tree.body[0]], tree.body[0].body[0].value.args[0], {}) is None

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tinyfuse.errors import TinyfuseError
-from tinyfuse.frontend.tflite import from_tflite
-from tinyfuse.frontend.tflite_registry import Graph, Op, Tensor
+from tinyfuse.frontend.tflite.reader import from_tflite
+from tinyfuse.frontend.tflite.registry import Graph, Op, Tensor
 from tinyfuse.ir import TensorType, Var, call
 from tinyfuse.ir.interpreter import run_module
 from tests.builders.tflm_state import Q, ring_init, ring_model, variable_tensor_model
@@ -119,7 +119,7 @@ def test_state_errors_are_one_line_and_name_the_operator():
     bad = Tensor(2, "b", (1, 0), "float32", variable=True)
     with pytest.raises(TinyfuseError, match=r"state 'b' is \[1, 0\] float32"):
         g.value(bad)
-    from tinyfuse.frontend.tflite_ops_state import convert_read_variable
+    from tinyfuse.frontend.tflite.state_ops import convert_read_variable
     op = Op(3, "READ_VARIABLE", 1, None, [Tensor(5, "h", (), "RESOURCE")], [x])
     with pytest.raises(TinyfuseError, match=r"operator 3 \(READ_VARIABLE v1.*not a VAR_HANDLE output"):
         convert_read_variable(g, op)

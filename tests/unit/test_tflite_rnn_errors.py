@@ -14,7 +14,7 @@ from tinyfuse.errors import TinyfuseError
 ])
 def test_lstm_refused(kw, needle):
     from tests.builders.tflm_lstm import lstm
-    from tinyfuse.frontend.tflite import from_tflite
+    from tinyfuse.frontend.tflite.reader import from_tflite
     if "cell_scale" in kw:
         model = _lstm_cell_scale(lstm, kw["cell_scale"])
     else:
@@ -44,7 +44,7 @@ def _lstm_cell_scale(lstm, scale):
 
 @pytest.mark.parametrize("builder", ["lstm", "svdf"])
 def test_state_must_be_variable(builder):
-    from tinyfuse.frontend.tflite import from_tflite
+    from tinyfuse.frontend.tflite.reader import from_tflite
     if builder == "lstm":
         from tests.builders.tflm_lstm import lstm
         model, needle = lstm(batch=1, steps=2, inp=3, hidden=4, variable_state=False), "must be a variable tensor"

@@ -52,7 +52,7 @@ def _same(mine, theirs, path: str, missing: set) -> None:
 def test_reader_equals_tflite_micro_object_api(model):
     from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as tflm_schema
 
-    from tinyfuse.frontend.tflite_schema import read_model
+    from tinyfuse.frontend.tflite.schema import read_model
     data = shared_or_skip("models", "tflite", f"{model}.tflite").read_bytes()
     missing = set()
     _same(read_model(data), tflm_schema.ModelT.InitFromPackedBuf(data, 0), "model", missing)
@@ -65,7 +65,7 @@ def test_builtin_code_stored_only_in_the_new_field():
     import flatbuffers
     import tflite
 
-    from tinyfuse.frontend.tflite_schema import read_model
+    from tinyfuse.frontend.tflite.schema import read_model
     b = flatbuffers.Builder(64)
     tflite.OperatorCodeStart(b)
     tflite.OperatorCodeAddBuiltinCode(b, tflite.BuiltinOperator.CONV_2D)

@@ -14,9 +14,9 @@ import pytest
 
 from tinyfuse.driver import compile_model
 from tinyfuse.errors import TinyfuseError
-from tinyfuse.frontend.tflite import from_tflite
-from tinyfuse.frontend.tflite_schema import Table
-from tinyfuse.frontend.tflite_weights import densify
+from tinyfuse.frontend.tflite.reader import from_tflite
+from tinyfuse.frontend.tflite.schema import Table
+from tinyfuse.frontend.tflite.weights import densify
 from tinyfuse.ir import Constant
 from tinyfuse.ir.expr import iter_calls, post_order
 from tinyfuse.ir.interpreter import run_module

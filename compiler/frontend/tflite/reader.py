@@ -1,0 +1,274 @@
+"""TFLite flatbuffer → IRModule.
+
+Reads the .tflite through ``schema`` (the pure-Python ``tflite`` package's flatc bindings,
+seen through the flatbuffers object API's field names) and emits the IR the ONNX frontend emits for the tf2onnx
+twin of the same model, so both reach the same int8 kernels:
+
+- tensors keep TFLite's layout (NHWC) and dtypes; conv, depthwise and pools run in NCHW between
+  transposes that ``convert_layout`` cancels (the model's I/O stays NHWC);
+- int8 ops are written in QDQ form, ``quantize(op(dequantize(x), dequantize(W)) + dequantize(B))``,
+  weights as ``qnn.dequantize(int8 Constant)`` with their per-channel scales, bias as
+  ``qnn.dequantize(int32 Constant)``; ``legalize_qdq`` turns that into TFLM's integer kernels;
+- where TFLM's int8 arithmetic is not what the QDQ pattern means, the qnn ops are emitted directly
+  with TFLM's parameters (see ``int8``): fused activations (clamps from
+  CalculateActivationRangeQuantized), MEAN, SUB, HARD_SWISH and LEAKY_RELU, and the ops TFLM runs
+  on raw bytes without rescaling (RESHAPE, SQUEEZE, TRANSPOSE, PAD, MAX_POOL_2D, AVERAGE_POOL_2D).
+
+Hybrid models (float activations, int8 weights) run in float with the weights dequantized at
+compile time. Errors are one-line :class:`TinyfuseError` naming the operator index, its op and
+version and the tensor shapes. This file reads the model; the converters are in ``ops.py`` and its siblings,
+the registry they fill and the helpers they share in ``registry.py``.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ... import ops  # noqa: F401  (registers the ops)
+from ...errors import TinyfuseError
+from ...userdir import read_input
+from ...ir import Function, IRModule, TensorType, Tuple, Var
+from ...ir.types import C_TYPES
+from ..onnx.reader import check_size, first_line, own_buffers, sanitize
+from .registry import CONVERTERS, EFFECTS, Graph, Op, S, Tensor, _names, check_types
+from .state import StateTable
+
+from .schema import read_model
+from .schema import schema as _schema
+from .weights import densify, fold_weights
+DTYPES = {} if S is None else {
+    S.TensorType.FLOAT32: "float32", S.TensorType.FLOAT16: "float16", S.TensorType.INT8: "int8",
+    S.TensorType.UINT8: "uint8", S.TensorType.INT16: "int16", S.TensorType.INT32: "int32",
+    S.TensorType.INT64: "int64", S.TensorType.BOOL: "bool"}
+
+
+
+
+# ----------------------------------------------------------------------------------------- reading the file
+
+def load_tflite(model: str | Path | bytes) -> bytes:
+    """The bytes of a .tflite file (or the bytes given), checked to be a TFLite flatbuffer."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        data, where = bytes(model), "model bytes"
+    else:
+        data, where = read_input(model), str(model)     # bounded: never a directory or /dev/zero
+    if len(data) < 8 or data[4:8] != b"TFL3":
+        raise TinyfuseError(f"{where}: not a TFLite flatbuffer (no 'TFL3' identifier; truncated or wrong file?)")
+    return data
+
+
+def _parse(data: bytes, where: str = "the TFLite flatbuffer"):
+    try:
+        return read_model(data)
+    except TinyfuseError:
+        raise
+    except Exception as e:
+        raise TinyfuseError(f"{where}: the TFLite flatbuffer cannot be read ({type(e).__name__}: {first_line(e)}); "
+                            "the file is damaged or truncated") from None
+
+
+def _text(b) -> str:
+    s = b.decode("utf-8", "replace") if isinstance(b, bytes) else str(b or "")
+    return s if s.isprintable() else s.encode("unicode_escape").decode("ascii")
+
+
+def _tensor(model, data: bytes, t, index: int) -> Tensor:
+    names = _names(S.TensorType)
+    dtype = DTYPES.get(t.type, names.get(t.type, f"type {t.type}"))
+    shape = tuple(int(d) for d in (t.shape if t.shape is not None else ()))
+    out = Tensor(index, _text(t.name) or f"tensor_{index}", shape, dtype)
+    out.variable = bool(t.isVariable)     # state (state.py); TFLM ignores its buffer
+    q = t.quantization
+    if q is not None and q.scale is not None and len(q.scale):
+        out.scale = np.asarray(q.scale, np.float32).reshape(-1)
+        if not np.all(np.isfinite(out.scale) & (out.scale > 0)):
+            raise TinyfuseError(f"tensor {index} '{out.name}' {out} has quantization scale "
+                                f"{out.scale[:4].tolist()}, not positive and finite; the file is damaged")
+        zp = q.zeroPoint if q.zeroPoint is not None and len(q.zeroPoint) else [0]
+        if len(zp) not in (1, out.scale.size):
+            raise TinyfuseError(f"tensor {index} '{out.name}' {out} has {out.scale.size} scales but {len(zp)} zero "
+                                "points; the file is damaged")
+        out.zero_point = np.broadcast_to(np.asarray(zp, np.int64).reshape(-1), out.scale.shape).copy()
+        info = np.iinfo(dtype if dtype in ("int8", "uint8", "int16", "int32") else "int32")
+        if out.zero_point.min() < info.min or out.zero_point.max() > info.max:
+            raise TinyfuseError(f"tensor {index} '{out.name}' {out} has zero point {out.zero_point[:4].tolist()}, "
+                                f"outside the range of {info.dtype}; the file is damaged")
+        out.axis = int(q.quantizedDimension)
+    buf = model.buffers[t.buffer] if 0 < t.buffer < len(model.buffers or ()) else None
+    raw = None
+    if buf is not None and buf.offset > 1:             # large models keep buffers after the flatbuffer
+        raw = data[buf.offset:buf.offset + buf.size]
+    elif buf is not None and buf.data is not None and len(buf.data):
+        raw = np.asarray(buf.data, np.uint8).tobytes()
+    if raw is not None and not out.variable:
+        if dtype not in C_TYPES and dtype != "float16":
+            raise TinyfuseError(f"constant tensor {index} '{out.name}' has element type {dtype}; "
+                                "supported: float32, float16, int8, int32, int64")
+        out.data = _constant(raw, t.sparsity, out)
+    elif t.sparsity is not None:
+        raise TinyfuseError(f"tensor {index} '{out.name}' {out} is sparse but not a constant; the file is damaged")
+    return out
+
+
+def _constant(raw: bytes, sparsity, out: Tensor) -> np.ndarray:
+    """The dense value of constant tensor ``out`` from its buffer bytes (densified when sparse)."""
+    size = np.dtype(out.dtype).itemsize
+    if sparsity is not None:
+        if len(raw) % size:
+            raise TinyfuseError(f"sparse constant tensor {out.index} '{out.name}' {out} holds {len(raw)} bytes; "
+                                "the file is damaged")
+        try:
+            return densify(np.frombuffer(raw, out.dtype), out.shape, sparsity)
+        except TinyfuseError as e:
+            raise TinyfuseError(f"constant tensor {out.index} '{out.name}' {out}: {e}") from None
+    if len(raw) != math.prod(out.shape) * size:
+        raise TinyfuseError(f"constant tensor {out.index} '{out.name}' {out} holds {len(raw)} bytes; "
+                            "the file is damaged")
+    return np.frombuffer(raw, out.dtype).reshape(out.shape).copy()
+
+
+def _operator(model, tensors: list[Tensor], op, index: int) -> Op:
+    if not 0 <= op.opcodeIndex < len(model.operatorCodes or ()):
+        raise TinyfuseError(f"operator {index}: opcode index {op.opcodeIndex} out of range; the file is damaged")
+    code = model.operatorCodes[op.opcodeIndex]
+    builtin = max(code.builtinCode, code.deprecatedBuiltinCode)
+    name = _names(S.BuiltinOperator).get(builtin, f"builtin {builtin}")
+    if name == "CUSTOM":
+        name = f"CUSTOM '{_text(code.customCode)}'"
+
+    def pick(i):
+        if i < 0:
+            return None
+        if i >= len(tensors):
+            raise TinyfuseError(f"operator {index} ({name}): tensor index {i} out of range; the file is damaged")
+        return tensors[i]
+    ins = [pick(i) for i in (op.inputs if op.inputs is not None else [])]
+    outs = [pick(i) for i in (op.outputs if op.outputs is not None else [])]
+    options = bytes(op.customOptions) if name.startswith("CUSTOM") and op.customOptions is not None else op.builtinOptions
+    return Op(index, name, int(code.version), options, ins, [t for t in outs if t is not None])
+
+
+# ----------------------------------------------------------------------------------------- the model
+
+def _io_tensor(tensors: list[Tensor], i: int, what: str) -> Tensor:
+    """The subgraph's ``what`` ('input'/'output') tensor ``i``; TinyfuseError when out of range."""
+    if not 0 <= i < len(tensors):
+        raise TinyfuseError(f"subgraph {what} tensor index {int(i)} out of range (the subgraph has {len(tensors)} "
+                            "tensors); the file is damaged")
+    return tensors[i]
+
+
+def from_tflite(model: str | Path | bytes, name: str | None = None, where: str | None = None) -> IRModule:
+    """Convert a .tflite (path or bytes) to an IRModule with the model's NHWC I/O and dtypes.
+
+    Subgraph 0 is the model; another subgraph is converted only as a CALL_ONCE init subgraph.
+    Resource variables and variable tensors become ``IRModule.states`` (state.py): extra
+    trailing parameters and outputs of ``main``, after the model's own. ``where`` (default: the path, or
+    "the TFLite flatbuffer") names the file in the errors about its bytes."""
+    _schema()
+    if not isinstance(model, (bytes, bytearray, memoryview)):
+        name = name or sanitize(Path(model).stem)
+        where = where or str(model)
+    data = load_tflite(model)
+    m = _parse(data, where or "the TFLite flatbuffer")
+    if not m.subgraphs:
+        raise TinyfuseError(f"{where or 'the TFLite model'}: no subgraph (truncated or damaged file?)")
+    sg = m.subgraphs[0]
+    g = Graph([_tensor(m, data, t, i) for i, t in enumerate(sg.tensors or [])])
+    g.subgraph = lambda index, states: _init_subgraph(m, data, index, states)
+    params = [_input(g, i) for i in (sg.inputs if sg.inputs is not None else [])]
+    _convert_all(g, m, sg)
+    outputs = []
+    for i in sg.outputs if sg.outputs is not None else []:
+        t = _io_tensor(g.tensors, i, "output")
+        if i not in g.env:
+            raise TinyfuseError(f"output '{t.name}' {t} is not computed by any operator")
+        outputs.append(g.env[i])
+    if not outputs:
+        raise TinyfuseError("the TFLite subgraph has no outputs")
+    n_out = len(outputs)
+    outputs = own_buffers(outputs + g.states.outputs())
+    body = outputs[0] if len(outputs) == 1 else Tuple(tuple(outputs))
+    out_names = tuple(g.tensors[i].name for i in sg.outputs)[:n_out]
+    return IRModule(Function(tuple(params + g.states.params()), body), sanitize(name or "model"), out_names,
+                    states=g.states.states())
+
+
+def _input(g: Graph, i: int) -> Var:
+    """The parameter of subgraph input tensor ``i`` (bound in ``g``)."""
+    t = _io_tensor(g.tensors, i, "input")
+    if t.dtype not in C_TYPES:       # float32 and int8 run; others are refused by their first operator
+        raise TinyfuseError(f"input '{t.name}' {t} has element type {t.dtype}; supported: float32, int8")
+    if not t.shape or min(t.shape) <= 0:
+        raise TinyfuseError(f"input '{t.name}' has shape {list(t.shape)}; tinyfuse needs static, non-empty shapes")
+    v = Var(t.name, TensorType(t.shape, t.dtype))
+    check_size(v.ty, f"input '{t.name}'")
+    g.env[i] = v
+    return v
+
+
+def _convert_all(g: Graph, m, sg) -> None:
+    operators = fold_weights([_operator(m, g.tensors, op, k) for k, op in enumerate(sg.operators or [])])
+    if not operators:
+        raise TinyfuseError("the TFLite subgraph has no operators")
+    for op in operators:
+        convert_op(g, op)
+
+
+def _init_subgraph(m, data: bytes, index: int, states: StateTable) -> None:
+    """Convert CALL_ONCE's init subgraph ``index`` into the initial values of ``states``."""
+    if not 0 < index < len(m.subgraphs):
+        raise TinyfuseError(f"CALL_ONCE names subgraph {index}; the model has {len(m.subgraphs)}")
+    sg = m.subgraphs[index]
+    if sg.inputs is not None and len(sg.inputs):
+        raise TinyfuseError(f"the CALL_ONCE init subgraph {index} has inputs; TFLM calls it with none")
+    g = Graph([_tensor(m, data, t, i) for i, t in enumerate(sg.tensors or [])], states)
+    try:
+        _convert_all(g, m, sg)
+    except TinyfuseError as e:
+        raise TinyfuseError(f"init subgraph {index}: {e}") from None
+
+
+MULTI_OUTPUT = ("SPLIT", "SPLIT_V")    # converters that return one value per output, as a list
+
+# inputs an operator cannot do without (schema.fbs / TFLM kernels; bias and PAD's value are optional)
+MIN_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2, "SUB": 2,
+              "TRANSPOSE": 2, "PAD": 2, "PADV2": 2, "MEAN": 2,
+              "TRANSPOSE_CONV": 3, "RESIZE_BILINEAR": 2, "RESIZE_NEAREST_NEIGHBOR": 2, "PRELU": 2,
+              "STRIDED_SLICE": 4, "SPLIT": 2, "SPLIT_V": 3, "GATHER": 2}
+
+
+# beyond float32 and int8: fp16 weights, a uint8 model output, the int16 state of TFLM's int8 LSTM / SVDF
+EXTRA_TYPES = {"DEQUANTIZE": ("float16",), "QUANTIZE": ("uint8",), "UNIDIRECTIONAL_SEQUENCE_LSTM": ("int16",),
+               "SVDF": ("int16",)}
+
+
+def convert_op(g: Graph, op: Op) -> None:
+    if op.name in EFFECTS:
+        max_version, fn = EFFECTS[op.name]
+        if op.version > max_version:
+            raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
+        fn(g, op)
+        return
+    if op.name not in CONVERTERS:
+        raise op.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted({*CONVERTERS, *EFFECTS}))}")
+    max_version, fn = CONVERTERS[op.name]
+    if op.version > max_version:
+        raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
+    if not op.inputs or op.inputs[0] is None or not op.outputs or len(op.outputs) > 1 and op.name not in MULTI_OUTPUT:
+        raise op.error(f"expects inputs and one output, got {len(op.inputs)} inputs, {len(op.outputs)} outputs")
+    need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
+    if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):
+        raise op.error(f"expects {need} input tensors, got {sum(t is not None for t in op.inputs)}")
+    check_types(op, ("float32", "int8", *EXTRA_TYPES.get(op.name, ())))
+    try:
+        y = fn(g, op)
+    except TinyfuseError as e:
+        if str(e).startswith("operator "):
+            raise
+        raise op.error(str(e)) from None
+    for t, e in zip(op.outputs, y if isinstance(y, list) else [y]):
+        g.set(t, e, op)
+
