@@ -1,11 +1,11 @@
-"""tinyfuse command line: compile | run | bench | report | project | validate | tune.
+"""tinyfuse command line: compile | run | bench | report | project | validate | tune | quantize.
 
 Exit codes (the contract a script can rely on; also in ``--help`` and the README):
-0 success; 1 the generated C's outputs do not match the reference; 2 user error (bad model,
-unsupported op, bad option or path): one ``error:`` line on stderr; 3 internal error (a tinyfuse
-bug): one ``error: internal error in tinyfuse X.Y: ... please report`` line; 130 Ctrl-C (one line);
-141 stdout closed by its reader (``| head``; nothing printed). ``--debug`` adds the traceback; without
-it none reaches the user.
+0 success; 1 the generated C's outputs do not match the reference (run) or a validate --fail-under
+criterion fails; 2 user error (bad model, unsupported op, bad option or path): one ``error:`` line on
+stderr; 3 internal error (a tinyfuse bug): one ``error: internal error in tinyfuse X.Y: ... please report``
+line; 130 Ctrl-C (one line); 141 stdout closed by its reader (``| head``; nothing printed). ``--debug`` adds
+the traceback; without it none reaches the user.
 """
 from __future__ import annotations
 
@@ -23,11 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from ._version import __version__
+from .codegen.labels import read_labels
 from .errors import TinyfuseError, interrupted
+from .harness.cycles import clock_mhz, time_estimate, time_text
 from .harness.inputs import load_inputs
 from .harness.oracles import onnxruntime_outputs, reference_outputs, tflm_outputs  # noqa: F401 (re-exported)
 from .harness.verdict import compare, is_quantized, output_lines, output_lsb, top_classes, verdict_line  # noqa: F401
 from .options import IO_BUFFERS, KERNEL_CHOICES, SPARSE_CHOICES
+from .quantize import add_parser as add_quantize_parser, cmd_quantize
+from .validate import criterion
 from .memory import PLANNERS
 from .passes.pipeline import PASS_NAMES
 from .targets import TARGETS, get_target
@@ -38,7 +42,7 @@ EXIT_OK, EXIT_MISMATCH, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
 EXIT_PIPE_CLOSED = 141        # 128 + SIGPIPE, as a shell reports a program whose reader went away
 EXIT_CODES_HELP = """exit codes:
   0  success
-  1  the generated C's outputs do not match the reference (run)
+  1  the generated C's outputs do not match the reference (run), or a --fail-under criterion fails (validate)
   2  user error: bad model, unsupported operator, bad option or path (one 'error:' line)
   3  internal error in tinyfuse (one 'error:' line; please report it; --debug shows the traceback)
   130  interrupted (Ctrl-C; one 'error:' line)
@@ -115,6 +119,10 @@ def _common(p: argparse.ArgumentParser, model_option: bool = False) -> None:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
+_LABELS = dict(dest="class_labels", metavar="FILE", help="class names, one per line, as many as output 0's last "
+               "axis: <NAME>_LABELS[] / <NAME>_NUM_LABELS in the header (run: in the top-5; codegen/labels.py)")
+
+
 def _execution(p: argparse.ArgumentParser) -> None:
     """Options of the commands that build and run the model (run, bench)."""
     p.add_argument("--input", metavar="FILE", help=".npy, or .npz with key 'input' or the graph input names")
@@ -137,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "with --format archive: the archive FILE.tar, or a directory that gets <name>.tar")
     from .project.command import add_archive_options
     add_archive_options(c)
+    c.add_argument("--labels", **_LABELS)
     c.add_argument("--report", action="store_true", help="print fused groups and the memory plan")
     c.add_argument("--weights-section", metavar="NAME", help="linker section of the weights "
                    "(default .rodata.tinyfuse.weights)")
@@ -148,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
                        **_epilog)
     _common(r)
     _execution(r)
+    r.add_argument("--labels", **_LABELS)
     r.add_argument("--tflite-ref", metavar="FILE", help="int8: also run FILE.tflite in TFLite Micro on the same "
                    "input and count exact matches (automatic for a .tflite model)")
     r.add_argument("--per-layer", action="store_true", help="trace every kernel's output of the build (host, or "
@@ -164,10 +174,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "mix, with cycle and energy estimates: JSON keys traffic, instruction_mix, cycles_estimate, "
                    "energy_estimate_uj (default; --no-measure: instructions, flash and RAM only, about 1.5-2x "
                    "faster under qemu)")
+    b.add_argument("--clock-mhz", type=clock_mhz, metavar="MHZ", help="also ESTIMATE milliseconds per inference "
+                   "and per kernel at this core clock, from the cycle estimate (--no-measure: instructions as cycles)")
     _report_parser(sub, _epilog)
     _project_parser(sub, _epilog)
     _validate_parser(sub, _epilog)
     _tune_parser(sub, _epilog)
+    add_quantize_parser(sub, _epilog)      # tinyfuse.quantize: float ONNX + samples -> int8 QDQ ONNX
     return ap
 
 
@@ -203,6 +216,12 @@ def _validate_parser(sub, _epilog) -> None:
                    "of the model's own reference; int8 outputs are dequantized")
     v.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
+    v.add_argument("--quantize-inputs", action="store_true", help="float samples for a quantized (int8/uint8/int16) "
+                   "input are quantized with the input's scale and zero point (round half to even, saturating); "
+                   "without it they are refused, as is any sample whose dtype is not the input's")
+    v.add_argument("--fail-under", action="append", default=[], type=criterion, metavar="METRIC=VALUE",
+                   help="exit 1 when METRIC is below VALUE on an output: exact (fraction of bit-exact samples), "
+                   "top1 (top-1 agreement), cosine, accuracy (with --labels); repeatable, e.g. top1=0.9")
 
 
 def _tune_parser(sub, _epilog) -> None:
@@ -248,7 +267,8 @@ def _compile_model(args):
                          stateful=getattr(args, "stateful", None) or (), weights_dtype=args.weights_dtype,
                          realtime=dict(skip_zero_activations=args.skip_zero_activations, wcet=args.wcet,
                                        max_step_instructions=args.max_step_instructions or 0), io_buffers=getattr(args, "io_buffers", "arena"),
-                         sparse=getattr(args, "sparse", None), flash_limit=flash_limit, **placement)
+                         sparse=getattr(args, "sparse", None), flash_limit=flash_limit,
+                         labels=read_labels(getattr(args, "class_labels", None)), **placement)
 
 
 def cmd_compile(args) -> int:
@@ -387,6 +407,8 @@ def cmd_bench(args) -> int:
         build = build_target(result, target, kept or Path(tmp), inputs)
         figures = bench_target(build, measure=args.measure)
         figures |= realtime_figures(build, args.wcet, inputs, args.seed)
+    if args.clock_mhz:
+        figures["time_estimate_ms"] = time_estimate(figures, args.clock_mhz)
     if args.json:
         print(json.dumps(figures))
         return 0
@@ -395,15 +417,18 @@ def cmd_bench(args) -> int:
     if args.measure:
         from .harness.measure_text import measured_text
         print(measured_text(figures))
+    if args.clock_mhz:
+        print("\n".join(time_text(figures["time_estimate_ms"])))
     return 0
 
 
 def cmd_validate(args) -> int:
     from .validate import validate, validate_text
     s = validate(args.model, args.inputs, labels=args.labels, target=args.target, float_model=args.float_model,
-                 progress=not args.no_progress and not args.json, result=_compile(args, needs_board=True))
+                 progress=not args.no_progress and not args.json, result=_compile(args, needs_board=True),
+                 quantize_inputs=args.quantize_inputs, fail_under=args.fail_under)
     print(json.dumps(s) if args.json else validate_text(s))
-    return 0
+    return EXIT_OK if s["passed"] else EXIT_MISMATCH
 
 
 def cmd_tune(args) -> int:
@@ -412,7 +437,7 @@ def cmd_tune(args) -> int:
 
 
 COMMANDS = {"compile": cmd_compile, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "tune": cmd_tune,
-            "validate": cmd_validate, "project": cmd_project}
+            "validate": cmd_validate, "project": cmd_project, "quantize": cmd_quantize}
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):

@@ -84,6 +84,7 @@ class CompileResult:
     options: CompileOptions | None = None   # the resolved options it was compiled with
     memory: object = None           # tinyfuse.memory.arena.ArenaPlan: order, in-place choices, bounds
     states: list[StateInfo] = field(default_factory=list)   # persistent state (stateful models only)
+    labels: tuple[str, ...] = ()    # class names of output 0's last axis (<NAME>_LABELS), or none
 
     @property
     def state_bytes(self) -> int:
@@ -144,7 +145,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   scratch_bytes: int | None = None, tuning_records=None, stateful=(),
                   weights_dtype: str = "float32", realtime: dict | None = None,
                   io_buffers: str = "arena", ram_limit: int | None = None,
-                  sparse: str | None = None, flash_limit: int | None = None) -> CompileResult:
+                  sparse: str | None = None, flash_limit: int | None = None, labels=()) -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -175,7 +176,8 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     default 'arena'.
     ``sparse`` 'auto' (default, or $TINYFUSE_SPARSE) runs int8 conv/FC kernels without their zero weights
     where the cost model says it pays (passes/sparse_weights.py); 'off' keeps every kernel dense, 'on'
-    makes every candidate sparse (measurements).
+    makes every candidate sparse (measurements). ``labels``: class names of output 0's last axis, one per
+    class (else TinyfuseError), emitted as ``<NAME>_LABELS`` / ``<NAME>_NUM_LABELS`` (codegen/labels.py).
     """
     tgt = get_target(target)
     placement = _placement(weights_section=weights_section, arena_section=arena_section,
@@ -190,12 +192,11 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
                                      rounding, planner, disabled_passes, dump_ir, weights_dtype, io_buffers=io_buffers,
                                      sparse=sparse or os.environ.get("TINYFUSE_SPARSE") or "auto")
-    if realtime:
-        options = realtime_options(options, ir, **realtime)
+    options = realtime_options(options, ir, **realtime) if realtime else options
     _check_io_buffers(options, ir)
     options, choose = _with_knobs(options, config, tgt.name)
     mod = run_pipeline(ir, options)
-    result = _lower_and_plan(mod, model_hash, options, placement, choose)
+    result = _lower_and_plan(mod, model_hash, options, placement, choose, tuple(labels))
     return _checked(result, tgt, options.knobs)
 
 
@@ -316,7 +317,7 @@ def _plan_steps(steps: list[Step], options: CompileOptions) -> None:
 
 
 def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, placement: Placement = Placement(),
-                    choose=None) -> CompileResult:
+                    choose=None, labels: tuple[str, ...] = ()) -> CompileResult:
     """Lower the fused module under ``options`` and plan its arena. ``choose(fn, option)``: a
     group's tuning knobs (``cost.knobs``: ``variant``, lowering knobs) or None."""
     func = mod.main
@@ -366,6 +367,6 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
             for n, o in zip(mod.output_names, outputs[:n_outs])]
     result = CompileResult(mod.name, {}, mod, steps, buffers, plan, inputs, outs, naive, pool.nbytes, model_hash,
                            options.context.timings, options.target.name, placement, options)
-    result.memory, result.states = arena, states
+    result.memory, result.states, result.labels = arena, states, labels
     result.files = emit_sources(result, pool, __version__)
     return result

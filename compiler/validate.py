@@ -6,14 +6,20 @@ with accuracy metrics per output (in the manner of X-CUBE-AI's ``validate``).
 
 The generated C is built once, with a batch test main that runs every sample (on the host in one
 process, on a qemu target in one image with the samples compiled in: ``tinyfuse.harness.batch``).
-The reference is TFLite Micro for a .tflite model, onnxruntime for an .onnx model, or the float
-model given as ``float_model`` (.onnx through onnxruntime, .tflite through TFLite Micro).
+The reference is the oracle ``run`` uses, chosen the same way (harness/sample_oracle.py): onnxruntime
+for an .onnx model, TFLite Micro for a .tflite (LiteRT for a float .tflite TFLM refuses), tinyfuse's
+numpy reference when none can run the model (a hybrid .tflite; one line says why), or the float model
+given as ``float_model`` through its own oracle.
 
 Samples: an .npz with one array per model input (key = the input's name, or ``input`` for a
 single-input model, or the only key) or an .npy for a single input; the first axis counts the N
 samples ((N, *shape), or (N, *shape[1:]) when the model's batch is 1; an array of exactly the
-model's shape is one sample). Float samples for an int8 input are quantized with the input's
-scale and zero point, int8 samples for a float reference dequantized (both from the model file).
+model's shape is one sample). Their dtype must be the input's: an integer input takes samples of
+exactly its dtype (int32 samples for an int8 input are refused, not wrapped), a float32 input takes
+any float samples (rounded to float32). Float samples for a quantized (int8/uint8/int16) input are
+refused unless ``quantize_inputs`` (``--quantize-inputs``): then ``q = clamp(round_half_even(x / scale)
++ zero_point)`` with the input's scale and zero point from the model file (saturating, as
+QuantizeLinear). Integer samples for a float reference are dequantized, ``(q - zero_point) * scale``.
 
 Metrics per output, over all N samples, on the values as compared (raw integers when both sides
 are integer; else floats, an int8 output dequantized with its scale and zero point):
@@ -22,6 +28,11 @@ over all flattened values; ``top1_agreement`` = fraction of samples whose argmax
 agrees; ``exact`` = samples whose whole output is bit-equal (integer outputs against an integer
 reference, else None); ``accuracy`` / ``reference_accuracy`` = fraction of samples whose argmax
 equals the label (labels: (N,) class indices or (N, C) one-hot).
+
+Pass criteria (``--fail-under METRIC=VALUE``, :func:`check_criteria`): ``exact`` (fraction of samples
+whose output is bit-equal), ``top1`` (top-1 agreement), ``cosine`` or ``accuracy`` must be at least
+VALUE on every output; the summary's ``criteria`` lists each with its value and ``passed`` is False
+when one fails (``tinyfuse validate`` then exits 1).
 """
 from __future__ import annotations
 
@@ -34,7 +45,6 @@ import numpy as np
 
 from .errors import TinyfuseError
 from .userdir import input_file
-from .frontend.detect import model_format
 
 PROGRESS_MIN = 10         # a progress bar above this many samples
 
@@ -107,61 +117,6 @@ def io_quantization(result) -> tuple[list, list]:
     return [pair(q) for q in ins], [pair(q) for q in outs]
 
 
-class Reference:
-    """The oracle: TFLite Micro (.tflite) or onnxruntime (.onnx), built once, run per sample."""
-
-    def __init__(self, model_path: str | Path, n_outputs: int):
-        self.path, self.n_outputs = str(model_path), n_outputs
-        if model_format(self.path) == "tflite":
-            try:
-                import tflite_micro
-            except ImportError:
-                raise TinyfuseError("a .tflite reference needs TFLite Micro: pip install 'tinyfuse[tflm]'") from None
-            self.name = "TFLite Micro"
-            try:
-                self._tflm = tflite_micro.runtime.Interpreter.from_file(self.path, arena_size=1 << 22)
-            except Exception as e:
-                raise TinyfuseError(f"{self.path}: TFLite Micro cannot load it ({_first_line(e)})") from None
-        else:
-            import onnxruntime as ort
-            so = ort.SessionOptions()
-            so.log_severity_level = 3
-            self.name = "onnxruntime"
-            try:
-                self._ort = ort.InferenceSession(self.path, so, providers=["CPUExecutionProvider"])
-            except Exception as e:
-                raise TinyfuseError(f"{self.path}: onnxruntime cannot load it ({_first_line(e)})") from None
-            self._inputs = self._ort.get_inputs()
-
-    def __call__(self, xs: list[np.ndarray]) -> list[np.ndarray]:
-        """The reference's outputs for one sample; TinyfuseError when the sample does not fit its inputs
-        (e.g. a --float-model of another network)."""
-        try:
-            return self._run(xs)
-        except Exception as e:
-            raise TinyfuseError(f"{self.name} cannot run {self.path} on the samples ({_first_line(e)}): is it "
-                                "the same network as the model?") from None
-
-    def _run(self, xs: list[np.ndarray]) -> list[np.ndarray]:
-        if hasattr(self, "_tflm"):
-            for i, x in enumerate(xs):
-                self._tflm.set_input(x, i)
-            self._tflm.invoke()
-            return [np.array(self._tflm.get_output(i)) for i in range(self.n_outputs)]
-        feeds = {t.name: np.asarray(x).astype(_ORT_DTYPES.get(t.type, x.dtype)).reshape(
-            [d if isinstance(d, int) else 1 for d in t.shape]) for t, x in zip(self._inputs, xs)}
-        return self._ort.run(None, feeds)
-
-
-def _first_line(e: BaseException, limit: int = 160) -> str:
-    lines = str(e).strip().splitlines()
-    return lines[0][:limit] if lines else type(e).__name__
-
-
-_ORT_DTYPES = {"tensor(float)": np.float32, "tensor(int8)": np.int8, "tensor(uint8)": np.uint8,
-               "tensor(int32)": np.int32, "tensor(int64)": np.int64}
-
-
 def output_metrics(ours: np.ndarray, ref: np.ndarray, labels: np.ndarray | None = None) -> dict:
     """The module docstring's metrics of one output; ``ours`` and ``ref`` are (N, *shape)."""
     n = len(ours)
@@ -192,23 +147,37 @@ def _dequantize(x: np.ndarray, q) -> np.ndarray:
     return ((x.astype(np.float64) - q[1]) * q[0]).astype(np.float32)
 
 
-def _prepare(samples, infos, qin, float_ref: bool, path) -> tuple[list, list]:
-    """(inputs of the generated C, inputs of the reference) per sample: float samples quantized for
-    an integer model input, integer samples dequantized for a float reference."""
+def _sample_for(x: np.ndarray, t, q, quantize_inputs: bool, path) -> np.ndarray:
+    """One sample of input ``t`` in the input's dtype (module doc: the dtype rules); TinyfuseError naming
+    the input, the sample dtype and the expected one."""
+    want, got = np.dtype(t.dtype), x.dtype
+    if got == want:
+        return x
+    if want.kind == "f" and got.kind == "f":
+        return x.astype(want)
+    if want.kind in "iu" and got.kind == "f" and quantize_inputs:
+        if q is None:
+            raise TinyfuseError(f"--inputs {path}: input '{t.name}' is {t.dtype} without a per-tensor scale and zero "
+                                "point in the model file: quantize the samples yourself")
+        return _quantize(x, q, t.dtype)
+    hint = (f"; --quantize-inputs quantizes float samples with the input's scale {q[0]:.6g} and zero point {q[1]}"
+            if want.kind in "iu" and got.kind == "f" and q is not None else "")
+    raise TinyfuseError(f"--inputs {path}: input '{t.name}' takes {t.dtype} samples, got {got}{hint}")
+
+
+def _prepare(samples, infos, qin, float_ref: bool, path, quantize_inputs: bool = False) -> tuple[list, list]:
+    """(inputs of the generated C, inputs of the reference) per sample: each sample in its input's
+    dtype (:func:`_sample_for`); a float reference gets the float samples as given, integer samples
+    dequantized."""
     ours, refs = [], []
     for s in samples:
         o, r = [], []
         for x, t, q in zip(s, infos, qin):
-            integer_model = np.dtype(t.dtype).kind in "iu"
-            if integer_model and x.dtype.kind == "f":
-                if q is None:
-                    raise TinyfuseError(f"--inputs {path}: float samples for the {t.dtype} input '{t.name}', whose "
-                                        "quantization the model file does not give; quantize them first")
-                o.append(_quantize(x, q, t.dtype))
-                r.append(x.astype(np.float32) if float_ref else o[-1])
+            o.append(_sample_for(x, t, q, quantize_inputs, path))
+            if float_ref and x.dtype.kind == "f":
+                r.append(x.astype(np.float32))
             else:
-                o.append(x.astype(t.dtype))
-                r.append(_dequantize(o[-1], q) if float_ref and integer_model and q else o[-1])
+                r.append(_dequantize(o[-1], q) if float_ref and o[-1].dtype.kind in "iu" and q else o[-1])
         ours.append(o)
         refs.append(r)
     return ours, refs
@@ -222,30 +191,36 @@ def _progress(n: int, enabled: bool, what: str):
 
 
 def validate(model: str | Path, inputs: str | Path, labels: str | Path | None = None, target: str = "host",
-             float_model: str | Path | None = None, progress: bool = True, result=None, **compile_options) -> dict:
+             float_model: str | Path | None = None, progress: bool = True, result=None,
+             quantize_inputs: bool = False, fail_under=(), **compile_options) -> dict:
     """Run every sample of ``inputs`` through the generated C (built once; ``target`` host or a qemu
     target) and the reference; metrics per output (see the module docstring). ``result``: an
-    already compiled model (else ``compile_model(model, target=target, **compile_options)``)."""
+    already compiled model (else ``compile_model(model, target=target, **compile_options)``).
+    ``quantize_inputs``: float samples for a quantized input are quantized (module doc), else refused.
+    ``fail_under``: (metric, minimum) pairs (:func:`check_criteria`)."""
     from .driver import compile_model
     from .harness.batch import build_host_batch, run_host_batch, run_target_batch
+    from .harness.sample_oracle import sample_oracle
     from .targets import get_target
     tgt = get_target(target)
     if float_model is not None:
         input_file(float_model, "--float-model")
     t0 = time.perf_counter()
     result = result or compile_model(model, target=tgt.name, **compile_options)
+    _criteria_apply(fail_under, result, float_model, labels)
     samples = load_samples(inputs, result.inputs)
-    ref_path = float_model or model
-    ref = Reference(ref_path, len(result.outputs))
     qin, qout = io_quantization(result)
-    ours_in, ref_in = _prepare(samples, result.inputs, qin, float_model is not None, inputs)
+    ours_in, ref_in = _prepare(samples, result.inputs, qin, float_model is not None, inputs, quantize_inputs)
     y = load_labels(labels, len(samples)) if labels is not None else None
+    ref_path = float_model or model
+    ref = sample_oracle(ref_path, None if float_model else result, len(result.outputs), ref_in,
+                        2 * result.arena_bytes)
     with tempfile.TemporaryDirectory(prefix="tinyfuse_validate_") as tmp:
         if tgt.is_host:
             outs = run_host_batch(build_host_batch(result, tmp), result, ours_in)
         else:
             outs = run_target_batch(result, tgt, ours_in, tmp)
-    refs = [ref(x) for x in _progress(len(samples), progress, ref.name)(ref_in)]
+    refs = ref.outputs(ref_in, _progress(len(samples), progress, ref.name))
     per_output = []
     for i, t in enumerate(result.outputs):
         c = np.stack([o[i] for o in outs])
@@ -255,13 +230,72 @@ def validate(model: str | Path, inputs: str | Path, labels: str | Path | None = 
             c = _dequantize(c, qout[i])
         per_output.append({"name": t.name, "shape": list(t.shape), "dtype": t.dtype, "dequantized": dequantized,
                            **output_metrics(c, r, y if i == 0 or len(result.outputs) == 1 else None)})
-    return {"model": result.name, "target": tgt.name, "reference": f"{ref.name} ({Path(ref_path).name})",
-            "samples": len(samples), "labels": labels is not None, "outputs": per_output,
-            "seconds": round(time.perf_counter() - t0, 2)}
+    s = {"model": result.name, "target": tgt.name, "reference": f"{ref.name} ({Path(ref_path).name})",
+         "reference_note": ref.note, "samples": len(samples), "labels": labels is not None, "outputs": per_output,
+         "seconds": round(time.perf_counter() - t0, 2)}
+    s["criteria"] = check_criteria(s, fail_under)
+    s["passed"] = all(c["passed"] for c in s["criteria"])
+    return s
+
+
+CRITERIA = {"exact": "exact", "top1": "top1_agreement", "cosine": "cosine", "accuracy": "accuracy"}
+
+
+def parse_criterion(text: str) -> tuple[str, float]:
+    """``METRIC=VALUE`` of ``--fail-under`` (METRIC one of :data:`CRITERIA`, VALUE a number, a
+    fraction for exact/top1/accuracy): (metric, value). ValueError with the reason otherwise."""
+    metric, sep, value = text.partition("=")
+    if not sep or metric.strip() not in CRITERIA:
+        raise ValueError(f"expected METRIC=VALUE with METRIC one of {', '.join(CRITERIA)}, got '{text}'")
+    try:
+        v = float(value)
+    except ValueError:
+        raise ValueError(f"'{value}' is not a number (in '{text}')") from None
+    if not np.isfinite(v):
+        raise ValueError(f"'{value}' is not a finite number")
+    return metric.strip(), v
+
+
+def _criteria_apply(fail_under, result, float_model, labels) -> None:
+    """TinyfuseError before anything runs when a --fail-under metric cannot apply (check_criteria)."""
+    for metric, _ in fail_under:
+        floating = [t for t in result.outputs if not t.dtype.startswith(("int", "uint"))]
+        if metric == "exact" and (float_model is not None or floating):
+            what = "against a --float-model" if float_model is not None else f"output '{floating[0].name}' is float"
+            raise TinyfuseError(f"--fail-under exact: no bit-exact count {what}; use top1 or cosine")
+        if metric == "accuracy" and labels is None:
+            raise TinyfuseError("--fail-under accuracy needs --labels (class indices of the samples)")
+
+
+def criterion(text: str) -> tuple[str, float]:
+    """argparse type of ``--fail-under``: :func:`parse_criterion`, its ValueError as argparse's error."""
+    import argparse
+    try:
+        return parse_criterion(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def check_criteria(s: dict, fail_under) -> list[dict]:
+    """Each (metric, minimum) of ``fail_under`` on every output of the summary ``s``: {metric, minimum,
+    output, value, passed}. ``exact`` is the fraction of samples whose output is bit-equal. TinyfuseError
+    when a metric does not apply (exact on float outputs, accuracy without --labels)."""
+    rows = []
+    for metric, minimum in fail_under:
+        for o in s["outputs"]:
+            value = o.get(CRITERIA[metric])
+            if metric == "exact" and value is not None:
+                value = value / s["samples"]
+            if value is None:
+                why = "float outputs (no bit-exact count; use top1 or cosine)" if metric == "exact" else "no --labels"
+                raise TinyfuseError(f"--fail-under {metric}: does not apply to output '{o['name']}' {o['dtype']}: {why}")
+            rows.append({"metric": metric, "minimum": minimum, "output": o["name"], "value": value,
+                         "passed": bool(value >= minimum)})
+    return rows
 
 
 def validate_text(s: dict) -> str:
-    """The validate summary as a table per output (tabulate)."""
+    """The validate summary as a table per output (tabulate), the reference's note and the criteria."""
     from tabulate import tabulate
     head = ["output", "max |err|", "RMSE", "cosine", "top-1 agreement", "exact outputs"]
     if s["labels"]:
@@ -276,10 +310,14 @@ def validate_text(s: dict) -> str:
             row += [f"{o['accuracy']:.2%}" if "accuracy" in o else "-",
                     f"{o['reference_accuracy']:.2%}" if "reference_accuracy" in o else "-"]
         body.append(row)
-    lines = [f"validate {s['model']} on {s['target']} against {s['reference']}: {s['samples']} samples "
-             f"in {s['seconds']:.1f} s", tabulate(body, head, tablefmt="simple", disable_numparse=True)]
+    lines = ([s["reference_note"]] if s.get("reference_note") else []) + [
+        f"validate {s['model']} on {s['target']} against {s['reference']}: {s['samples']} samples "
+        f"in {s['seconds']:.1f} s", tabulate(body, head, tablefmt="simple", disable_numparse=True)]
+    for c in s.get("criteria", []):
+        lines.append(f"--fail-under {c['metric']}={c['minimum']:g}: output '{c['output']}' {c['value']:.6g} "
+                     + ("passed" if c["passed"] else "FAILED"))
     return "\n".join(lines)
 
 
-__all__ = ["Reference", "io_quantization", "load_labels", "load_samples", "output_metrics", "validate",
-           "validate_text"]
+__all__ = ["CRITERIA", "check_criteria", "criterion", "io_quantization", "load_labels", "load_samples", "output_metrics",
+           "parse_criterion", "validate", "validate_text"]

@@ -8,6 +8,7 @@ import json
 from ..ir.types import C_TYPES
 from ..resources import runtime_dir
 from .identifiers import io_macro_ids
+from .labels import c_string, check_labels
 from .templates import c_array_body, template
 
 MANIFEST_VERSION = 1
@@ -70,6 +71,7 @@ def _step_api(result) -> dict | None:
 
 def emit_sources(result, pool, version: str) -> dict[str, str]:
     name = result.name
+    check_labels(getattr(result, "labels", ()), result.outputs)
     in_q, out_q = _io_quant(result)
     ctx = dict(
         name=name, NAME=name.upper(), version=version, model_hash=result.model_hash,
@@ -80,6 +82,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         in_q=in_q, out_q=out_q, states=result.states, state_bytes=result.state_bytes, io_caller=result.io_caller,
         step_api=_step_api(result), type_codes=TYPE_CODES, io_ids=io_macro_ids(result.inputs, result.outputs),
         arena_align=f"{name.upper()}_ALIGN" if result.placement.align >= ARENA_ALIGN else str(ARENA_ALIGN),
+        labels=[c_string(n) for n in getattr(result, "labels", ())],
     )
     uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
     ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []
@@ -103,6 +106,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         "macs": result.macs, "planner": result.plan.planner, "lower_bound": result.plan.lower_bound,
         "files": sorted([*files, "metadata.json"]),
         "inputs": _io_json(result.inputs, in_q), "outputs": _io_json(result.outputs, out_q),
+        **({"labels": list(result.labels)} if getattr(result, "labels", ()) else {}),
         "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "in_offsets": s.in_offsets,
                      "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes, "kind": s.kernel.kind, "variant": s.kernel.variant,
                      **({"in_bases": s.in_bases, "out_base": s.out_base} if result.states or result.io_caller

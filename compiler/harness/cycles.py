@@ -114,4 +114,41 @@ def cycles_figures(total_mix: dict[str, int], kernel_mix: dict[str, dict[str, in
             "by_core": {c: estimate_cycles(total_mix, c) for c in CYCLES}}
 
 
-__all__ = ["CLASSES", "CYCLES", "ESTIMATE", "NOTES", "P", "cycles_figures", "estimate_cycles"]
+def clock_mhz(text: str) -> float:
+    """argparse type of ``bench --clock-mhz``: a finite number of MHz > 0 (ValueError otherwise)."""
+    v = float(text)
+    if not 0 < v < float("inf"):
+        raise ValueError(text)
+    return v
+
+
+def time_estimate(f: dict, clock_mhz: float) -> dict:
+    """``bench --clock-mhz``: ESTIMATED milliseconds of one inference at ``clock_mhz`` MHz, ms = cycles /
+    (MHz x 1000), for the whole call (``total_ms``) and per kernel (``per_kernel_ms``). The cycles are
+    ``f``'s ``cycles_estimate`` (bench --measure: the instruction mix under the core's TRM timings,
+    ``basis`` 'cycles_estimate'), else the executed instructions taken as one cycle each (``basis``
+    'instructions', rougher). Memory wait states, caches and interrupts are not in either."""
+    cyc = f.get("cycles_estimate") or {}
+    if cyc.get("total") is not None:
+        basis, total, per = "cycles_estimate", cyc["total"], cyc["per_kernel"]
+        note = f"{ESTIMATE} ({cyc.get('source')})"
+    else:
+        basis, total = "instructions", f["instructions"]
+        per = {k["name"]: k["instructions"] for k in f["kernels"] if k["instructions"] is not None}
+        note = "estimate from the executed instructions taken as one cycle each; not a measurement"
+    scale = 1.0 / (clock_mhz * 1e3)
+    return {"clock_mhz": clock_mhz, "basis": basis, "estimate": True, "note": note, "total_ms": total * scale,
+            "per_kernel_ms": {k: v * scale for k, v in per.items()}}
+
+
+def time_text(t: dict) -> list[str]:
+    """The text of :func:`time_estimate`: the total and a per-kernel table, labelled as estimates."""
+    lines = ["", f"ESTIMATED time at {t['clock_mhz']:g} MHz: {t['total_ms']:.3f} ms per inference ({t['note']}; "
+             "flash wait states, caches and interrupts not included)",
+             f"{'kernel':<40} {'est. ms':>10}"]
+    lines += [f"{k:<40} {ms:>10.4f}" for k, ms in t["per_kernel_ms"].items()]
+    return lines
+
+
+__all__ = ["CLASSES", "CYCLES", "ESTIMATE", "NOTES", "P", "clock_mhz", "cycles_figures", "estimate_cycles", "time_estimate",
+           "time_text"]

@@ -155,14 +155,14 @@ def float_tflite(path) -> bool:
     return all(t.type not in quantized for sg in model.subgraphs or [] for t in sg.tensors or [])
 
 
-def model_oracle(model_path, result, inputs) -> tuple[str, list[np.ndarray], str | None]:
+def model_oracle(model_path, result, inputs, rounded: bool = False) -> tuple[str, list[np.ndarray], str | None]:
     """(oracle name, its outputs, the one-line reason TFLM was passed over or None).
 
     ONNX: onnxruntime. TFLite: TFLM; when TFLM refuses a float model (:func:`float_tflite`), LiteRT.
-    A ``--weights-dtype float16`` build is compared with the oracle run on a temporary copy of the
-    model whose float weights are rounded through binary16 (harness/half_oracle.py).
+    The oracle runs the model file as shipped; ``rounded``: a temporary copy of it whose float weights
+    are rounded through binary16 (harness/half_oracle.py: what a ``--weights-dtype float16`` build reads).
     Raises OracleUnavailable (the last oracle's reason, after TFLM's) when none can run it."""
-    if result.options is not None and result.options.weights_dtype == "float16":
+    if rounded:
         from .half_oracle import half_rounded_model
         with tempfile.TemporaryDirectory(prefix="tinyfuse_half_") as tmp:
             return _model_oracle(half_rounded_model(model_path, tmp), result, inputs)
@@ -184,13 +184,16 @@ def _model_oracle(model_path, result, inputs) -> tuple[str, list[np.ndarray], st
         raise OracleUnavailable(f"{tflm_error}; {e}") from None
 
 
-def numpy_outputs(result, inputs) -> list[np.ndarray]:
+def numpy_outputs(result, inputs, rounded: bool | None = None) -> list[np.ndarray]:
     """tinyfuse's own reference: the compiled IR evaluated in numpy (fixed-point exact for int8); a
-    stateful model runs one frame from its reset state (its model outputs only). A ``--weights-dtype
-    float16`` build evaluates its float constants rounded through binary16 (half_oracle.py)."""
+    stateful model runs one frame from its reset state (its model outputs only). ``rounded`` (default:
+    whether the build has ``--weights-dtype float16``): the float constants rounded through binary16
+    (half_oracle.py), as the C reads them; False: the model's own float32 values."""
     from ..ir.interpreter import run_module
     states, mod = result.module.states, result.module
-    if result.options is not None and result.options.weights_dtype == "float16":
+    if rounded is None:
+        rounded = result.options is not None and result.options.weights_dtype == "float16"
+    if rounded:
         from .half_oracle import half_rounded_module
         mod = half_rounded_module(mod)              # the weights the C reads (binary16-rounded)
     outs = run_module(mod, [*inputs, *(s.initial() for s in states)])

@@ -57,12 +57,13 @@ def _measured_note(rows: list[dict]) -> list[str]:
 
 def report_files(plot_format: str | None = "svg") -> list[str]:
     """The names ``report`` may give its files (``-o DIR`` claims them before the report runs)."""
-    return ["report.json", *((f"memory_plan.{plot_format}", f"roofline.{plot_format}") if plot_format else ())]
+    return ["report.json", "network_report.txt", *((f"memory_plan.{plot_format}", f"roofline.{plot_format}") if plot_format else ())]
 
 
 def report(result, target, measured: dict | None = None,
            plot_format: str | None = "svg") -> tuple[str, dict[str, bytes]]:
-    """(text, files) of ``tinyfuse report``: files are report.json, memory_plan.<fmt> and
+    """(text, files) of ``tinyfuse report``: files are report.json, network_report.txt (the text
+    tables, as ``stedgeai analyze`` writes its network report beside its JSON), memory_plan.<fmt> and
     roofline.<fmt> (``plot_format`` svg or png; None: no plots). Without matplotlib the plots are
     left out and the text's last line says how to get them."""
     data = report_data(result, target, measured)
@@ -72,6 +73,7 @@ def report(result, target, measured: dict | None = None,
         files.update(plots.plot_files(data, data["kernels"], data["buffers"], plot_format))
     elif plot_format:
         text += "\n" + plots.PLOTS_HINT
+    files["network_report.txt"] = (text + "\n").encode()
     return text, files
 
 

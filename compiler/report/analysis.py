@@ -16,6 +16,10 @@ Definitions (all sizes in bytes):
   read once). ``intensity`` = MACs / bytes. The roofline's attainable MACs/cycle is
   min(peak, intensity x SRAM bytes/cycle) (Williams, Waterman, Patterson, CACM 52(4), 2009) with
   the Target's ``peak_macs_per_cycle`` and ``sram_bytes_per_cycle``.
+* ``nonzero_macs``: the MACs the kernel performs: ``macs`` for a dense kernel; for a kernel that runs
+  without its zero weights (the sparse implementations, ``--sparse``) ``macs`` x the nonzero fraction of
+  its weights. The roofline plots kernels with it (intensity = nonzero_macs / bytes, MACs per cycle =
+  nonzero_macs / cycles): the nominal count would put a sparse kernel above the roof.
 * ``instructions``: the cost model's estimate; ``measured``: instructions qemu executed inside the
   kernel (``tinyfuse.harness.bench``), None when not measured.
 * ``measured_bytes`` (``report --measure``): the bytes the kernel actually loaded and stored under qemu
@@ -27,6 +31,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+
+import numpy as np
 
 from ..cost.analytical import EPILOGUE_INSNS, ipm
 from ..ops.conv_geom import conv_group
@@ -76,7 +82,7 @@ def kernel_rows(result, measured: dict | None = None) -> list[dict]:
             o = mem.inplace[i]
             rule = f"{o.rule} over p{o.arg}" + (f" ({o.order})" if o.rule == "pixel_buffer" else "")
         rows.append({"index": i, "kernel": k.name, "layers": call.op.source_spans() if call is not None else [],
-                     "ops": list(k.ops), "kind": k.kind, "stage_kinds": list(k.stage_kinds),
+                     "ops": list(k.ops), "kind": k.kind, "nonzero_macs": nonzero_macs(k, call, result.options), "stage_kinds": list(k.stage_kinds),
                      "declined": [list(d) for d in k.declined], "variant": k.variant, "macs": k.macs, "flash": flash[i],
                      "ram": live[i] if i < len(live) else 0, "bytes": moved,
                      "intensity": k.macs / moved if moved else 0.0,
@@ -84,6 +90,18 @@ def kernel_rows(result, measured: dict | None = None) -> list[dict]:
                      "scratch": k.scratch_bytes, "inplace": rule, "poly_fused": plan is not None,
                      **_measured_traffic(k.macs, traffic.get(k.name), cycles.get(k.name))})
     return rows
+
+
+def nonzero_macs(kernel, call, options) -> int:
+    """The MACs ``kernel`` performs (module doc): ``kernel.macs`` x the nonzero fraction of the weights
+    the sparse decision recorded for it (``CompileContext.sparse_kernels``), ``kernel.macs`` when dense."""
+    from ..ir import Constant, post_order
+    chosen = options.context.sparse_kernels if options is not None else {}
+    if call is None or not chosen or "sparse" not in kernel.kind.rsplit(".", 1)[-1]:
+        return kernel.macs
+    weights = [n.value for n in post_order(call.op.body) if isinstance(n, Constant) and id(n) in chosen]
+    size = sum(w.size for w in weights)
+    return round(kernel.macs * sum(int(np.count_nonzero(w)) for w in weights) / size) if size else kernel.macs
 
 
 def _measured_traffic(macs: int, t: dict | None, cycles: int | None) -> dict:

@@ -6,9 +6,13 @@
   kernel as a step line.
 * ``roofline.<fmt>``: log-log roofline of the target (Williams, Waterman, Patterson, CACM 52(4),
   2009): attainable MACs/cycle = min(peak, intensity x SRAM bytes/cycle) with the Target's
-  ``peak_macs_per_cycle`` and ``sram_bytes_per_cycle``; one labelled point per kernel at
-  (MACs per byte moved, MACs per instruction), measured under qemu when available (one
-  instruction taken as one cycle), else the cost model's estimate.
+  ``peak_macs_per_cycle`` and ``sram_bytes_per_cycle``; one point per kernel at (MACs per byte
+  moved, MACs per cycle), measured under qemu when available (estimated cycles, or one instruction
+  taken as one cycle), else the cost model's estimate. The MACs are those the kernel performs: a
+  sparse kernel's nonzero MACs (``nonzero_macs``). Labels (``k<i>``; kernels on one spot share one)
+  are placed where they overlap no other label, marker or the legend (:func:`place_labels`, with a
+  leader line when away from the point); a key beside the plot names each kernel's layer and lists
+  any label that found no free place.
 
 SVG text stays text (``svg.fonttype = none``) so labels and legends can be searched, and the
 output carries no date, so the same report gives the same bytes.
@@ -103,16 +107,29 @@ def memory_plan_figure(summary: dict, krows: list[dict], brows: list[dict]):
     return fig
 
 
+def roofline_points(krows: list[dict]) -> tuple[list[tuple[dict, float, float]], bool, bool, bool]:
+    """(points, measured, traffic, cycles): one (row, intensity, MACs per cycle) per kernel with MACs,
+    from the MACs it performs (``nonzero_macs``: a sparse kernel's nonzero MACs), over the bytes it
+    loaded and stored under qemu (``traffic``) or its compulsory bytes, and over its estimated cycles
+    (``cycles``), its qemu instructions (``measured``) or the cost model's instructions."""
+    measured = bool(krows) and all(r["measured"] is not None for r in krows)
+    traffic = measured and all(r.get("measured_bytes") is not None for r in krows)
+    cycles = traffic and all(r.get("cycles_estimate") for r in krows if r["macs"])
+    pts = []
+    for r in krows:
+        work = r.get("nonzero_macs", r["macs"])
+        moved = r["measured_bytes"] if traffic else r["bytes"]
+        if work and moved:
+            time = r["cycles_estimate"] if cycles else r["measured"] if measured else max(r["instructions"], 1)
+            pts.append((r, work / moved, work / max(time, 1)))
+    return pts, measured, traffic, cycles
+
+
 def roofline_figure(summary: dict, krows: list[dict]):
     """Log-log roofline with one labelled point per kernel (see the module docstring)."""
     from matplotlib.figure import Figure
     peak, bw = summary["peak_macs_per_cycle"], summary["sram_bytes_per_cycle"]
-    measured = bool(krows) and all(r["measured"] is not None for r in krows)
-    traffic = measured and all(r.get("measured_intensity") is not None for r in krows)
-    cycles = traffic and all(r.get("cycles_estimate") for r in krows if r["macs"])
-    pts = [(r, r["measured_intensity"] if traffic else r["intensity"],
-            r["macs"] / (r["cycles_estimate"] if cycles else r["measured"] if measured else max(r["instructions"], 1)))
-           for r in krows if r["macs"] and (r["measured_intensity"] if traffic else r["intensity"]) > 0]
+    pts, measured, traffic, cycles = roofline_points(krows)
     ridge = peak / bw
     xs = [x for _, x, _ in pts] + [ridge]
     ys = [y for _, _, y in pts] + [peak]
@@ -130,23 +147,86 @@ def roofline_figure(summary: dict, krows: list[dict]):
         if mine:
             ax.scatter([x for _, x, _ in mine], [y for _, _, y in mine], color=color, marker=marker, s=30,
                        label=label, zorder=3)
-    at: dict[tuple[float, float], list[str]] = {}     # kernels on one spot (repeated layers) share a label
-    for r, x, y in pts:
-        at.setdefault((round(math.log10(x), 3), round(math.log10(y), 3)), []).append(f"k{r['index']}")
-    for j, ((lx, ly), names) in enumerate(at.items()):   # alternately above and below the point
-        ax.annotate(",".join(names), (10 ** lx, 10 ** ly), textcoords="offset points",
-                    xytext=(4, 4 if j % 2 == 0 else -9), fontsize=7)
-    if len(pts) <= 48:                       # the key: which layers each label stands for
-        ax.text(1.02, 1.0, "kernels:\n" + "\n".join(short_label(r, 30) for r, _, _ in pts), transform=ax.transAxes,
-                va="top", fontsize=7, family="monospace")
     ax.set_xlim(lo_x, hi_x)
     ax.set_ylim(lo_y, hi_y)
     ax.set_xlabel("operational intensity (MACs per byte " + ("loaded/stored, measured under qemu)" if traffic
-                                                             else "moved, compulsory)"))
+                                                             else "moved, compulsory)")
+                  + (" ; sparse kernels: their nonzero MACs" if any(r.get("nonzero_macs", r["macs"]) != r["macs"]
+                                                                   for r, _, _ in pts) else ""))
     how = f"measured under qemu ({summary.get('board')})" if measured else "cost-model estimate"
     ax.set_ylabel("MACs per cycle (estimated from the executed instruction mix)" if cycles
                   else f"MACs per instruction ({how}; 1 instruction ~ 1 cycle)")
     ax.set_title(f"roofline {summary['target']}: {summary['model']}", fontsize=10)
-    ax.legend(loc="upper left", fontsize=8)
+    legend = ax.legend(loc="upper left", fontsize=8)
     ax.grid(True, which="both", linewidth=0.3, alpha=0.5)
+    at: dict[tuple[float, float], list[dict]] = {}     # kernels on one spot (repeated layers) share a label
+    for r, x, y in pts:
+        at.setdefault((round(math.log10(x), 3), round(math.log10(y), 3)), []).append(r)
+    unplaced = place_labels(fig, ax, [((10 ** lx, 10 ** ly), ",".join(f"k{r['index']}" for r in rows))
+                                      for (lx, ly), rows in at.items()], [legend])
+    _kernel_key(ax, [r for r, _, _ in pts], unplaced)
     return fig
+
+
+KEY_ROWS = 48          # kernels named in the key beside the roofline (the most MACs first when more)
+# label offsets in points from the point, nearest first (the corner of the label nearest the point):
+# rings of radius _RINGS, 16 directions each, the four diagonals first
+_RINGS = (6, 14, 26, 40, 58, 80, 108)
+_ANGLES = (45, 315, 135, 225, 90, 270, 0, 180, 22.5, 67.5, 112.5, 157.5, 202.5, 247.5, 292.5, 337.5)
+
+
+def place_labels(fig, ax, spots: list[tuple[tuple[float, float], str]], avoid=()) -> list[str]:
+    """Annotate each ((x, y), text) of ``spots`` at the nearest offset (``_RINGS`` x ``_ANGLES``,
+    a leader line beyond the first two rings) whose text box overlaps no other label, no point
+    marker and none of ``avoid`` (artists such as the legend) and stays inside the axes; the texts
+    with no such place are returned (not drawn). Greedy, the lowest points first."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    frame = ax.get_window_extent(renderer)
+    taken = [a.get_window_extent(renderer) for a in avoid]
+    for (x, y), _ in spots:                       # every marker (s=30: about 5.5 points across)
+        px, py = ax.transData.transform((x, y))
+        r = 4 * fig.dpi / 72
+        taken.append(_box(px - r, py - r, px + r, py + r))
+    unplaced = []
+    for (x, y), text in sorted(spots, key=lambda s: (s[0][1], s[0][0])):
+        if not _place_one(ax, renderer, frame, taken, (x, y), text):
+            unplaced.append(text)
+    return unplaced
+
+
+def _box(x0, y0, x1, y1):
+    from matplotlib.transforms import Bbox
+    return Bbox([[x0, y0], [x1, y1]])
+
+
+def _place_one(ax, renderer, frame, taken, xy, text) -> bool:
+    from matplotlib.text import Text
+    for ring in _RINGS:
+        for angle in _ANGLES:
+            dx, dy = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+            ann = ax.annotate(text, xy, textcoords="offset points", xytext=(ring * dx, ring * dy), fontsize=7,
+                              ha="left" if dx > 0.3 else "right" if dx < -0.3 else "center",
+                              va="bottom" if dy > 0.3 else "top" if dy < -0.3 else "center",
+                              arrowprops=dict(arrowstyle="-", linewidth=0.5, color="#666666", shrinkA=0, shrinkB=3)
+                              if ring > 14 else None)
+            ann.update_positions(renderer)
+            box = Text.get_window_extent(ann, renderer).padded(1)      # the text, not its leader line
+            if frame.containsx(box.x0) and frame.containsx(box.x1) and frame.containsy(box.y0) and \
+                    frame.containsy(box.y1) and not any(box.overlaps(b) for b in taken):
+                taken.append(box)
+                return True
+            ann.remove()
+    return False
+
+
+def _kernel_key(ax, rows: list[dict], unplaced: list[str]) -> None:
+    """The key beside the plot: which layer each kernel label stands for (the KEY_ROWS kernels with the
+    most MACs when there are more), and the labels the plot had no free place for."""
+    shown = rows if len(rows) <= KEY_ROWS else sorted(sorted(rows, key=lambda r: -r["macs"])[:KEY_ROWS],
+                                                      key=lambda r: r["index"])
+    head = "kernels:" if len(shown) == len(rows) else f"kernels ({KEY_ROWS} of {len(rows)}, most MACs):"
+    lines = [head, *(short_label(r, 30) for r in shown)]
+    if unplaced:
+        lines += ["", "not labelled (no free place):", *unplaced]
+    ax.text(1.02, 1.0, "\n".join(lines), transform=ax.transAxes, va="top", fontsize=7, family="monospace")

@@ -23,7 +23,10 @@ RUN_JSON_KEYS = {"model", "target", "board", "tinyfuse_version", "kernels", "are
                  "real_kernels_unchecked", "real_max_lsb",
                  # the frame keys of a stateful model's run (harness/frames.py): the same set for every model
                  "n_frames", "exact_frames", "matching_frames", "numpy_exact_frames", "frames", "last_outputs",
-                 "state_bytes", "oracle_unavailable", "per_layer"}
+                 "state_bytes", "oracle_unavailable", "per_layer",
+                 # the verdict's facts (harness/verdict.py)
+                 "rtol", "weights_dtype", "half_compared_with", "half_max_abs_diff", "half_max_abs_ref", "rounding",
+                 "tflm_equal", "tflm_max_lsb", "outputs_total", "verdict"}
 
 N = helper.make_node
 W = np.random.default_rng(0).standard_normal((4, 2, 3, 3)).astype(np.float32)

@@ -59,14 +59,14 @@ def test_sample_layouts(tmp_path):
 
 
 def test_int8_model_against_its_float_twin(tmp_path, capsys):
-    """--float-model: float samples quantized with the int8 model's input scale, its int8 output
+    """--float-model --quantize-inputs: float samples quantized with the int8 model's input scale, its int8 output
     dequantized with the output scale, compared with onnxruntime on the float model."""
     model = shared_or_skip("models", "tflite", "kws_ref_model.tflite")
     twin = shared_or_skip("models", "onnx", "kws_ref_model_float32.onnx")
     x = np.random.default_rng(2).standard_normal((N, 1, 49, 10, 1)).astype(np.float32) * 10
     np.save(tmp_path / "samples.npy", x)
     assert main(["validate", str(model), "--inputs", str(tmp_path / "samples.npy"), "--float-model", str(twin),
-                 "--json"]) == 0
+                 "--quantize-inputs", "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
     (o,) = s["outputs"]
     assert s["reference"] == "onnxruntime (kws_ref_model_float32.onnx)" and o["dequantized"] and o["exact"] is None
@@ -86,11 +86,14 @@ def test_int8_onnx_against_its_float_model_uses_the_compiled_input_quantization(
     assert m["cosine"] > 0.97 and m["top1_agreement"] >= 0.9
 
 
-def test_float_samples_for_an_int8_onnx_model_are_quantized(tmp_path):
+def test_float_samples_for_an_int8_onnx_model_are_quantized_on_request(tmp_path):
+    from tinyfuse.errors import TinyfuseError
     from tinyfuse.validate import validate
     kws = shared_or_skip("models", "onnx", "kws_ref_model.onnx")
     np.savez(tmp_path / "k.npz", input_1=np.random.default_rng(1).standard_normal((8, 1, 49, 10, 1)).astype(np.float32))
-    m = validate(str(kws), str(tmp_path / "k.npz"), progress=False)["outputs"][0]
+    with pytest.raises(TinyfuseError, match="input 'input_1' takes int8 samples, got float32; --quantize-inputs"):
+        validate(str(kws), str(tmp_path / "k.npz"), progress=False)
+    m = validate(str(kws), str(tmp_path / "k.npz"), progress=False, quantize_inputs=True)["outputs"][0]
     assert m["cosine"] > 0.99
 
 

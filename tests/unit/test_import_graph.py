@@ -144,7 +144,9 @@ MAY_IMPORT = {
     "tune": BASE | {"driver", "cost", "harness", "options", "strategy", "targets"},
     "validate": BASE | {"driver", "harness", "targets", "frontend"},
     "project": BASE | {"codegen", "driver", "harness", "report", "targets"},
-    "cli": BASE | {"driver", "harness", "memory", "options", "passes", "project", "report", "targets", "tune", "validate"},
+    "quantize": BASE | {"frontend", "validate"},
+    "cli": BASE | {"driver", "harness", "memory", "options", "passes", "project", "report", "targets", "tune", "validate",
+                   "quantize", "codegen"},
     "__main__": {"cli", "errors"}, "tinyfuse": {"_version", "errors", "driver"},
 }
 

@@ -92,7 +92,7 @@ def test_without_matplotlib_one_line_hint(tmp_path, capsys, monkeypatch):
     assert main(["report", str(shared_or_skip(*KWS)), "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.count("plots need matplotlib: pip install tinyfuse[plots]") == 1
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".tinyfuse-files.json", "report.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tinyfuse-files.json", "network_report.txt", "report.json"]
 
 
 def test_compile_report_prints_end_not_the_sentinel(tmp_path, capsys):
