@@ -134,7 +134,10 @@ def run_frames(model_path, result, target, frames, keep: str | None = None, stat
             "max_abs_diff": max((v["max_abs_diff"] for v in per), default=0.0), "max_abs_ref": None,
             "quantized": quantized, "ref_exact": numpy_exact == n if quantized else None, "max_lsb_diff": None,
             "tflm_exact": exact == n if oracle == TFLM and reason is None else None, "tflm_error": None,
-            **dict.fromkeys(REAL_KEYS)}
+            **dict.fromkeys(REAL_KEYS), "tflm_equal": None, "tflm_max_lsb": None,
+            "outputs_total": sum(int(o.size) for o in outs[-1]) * n, "rtol": None, "rounding": result.options.rounding,
+            "weights_dtype": result.options.weights_dtype, "half_compared_with": None, "half_max_abs_diff": None,
+            "half_max_abs_ref": None, "verdict": "match" if all(v["match"] for v in per) else "MISMATCH"}
 
 
 def model_figures(result) -> dict:

@@ -92,7 +92,7 @@ def test_stateful_header_documents_reset_and_run(tmp_path):
     h, c = result.files["ring.h"], result.files["ring.c"]
     assert f"#define RING_STATE_SIZE {result.state_bytes}" in h
     assert "int ring_reset(void *state);" in h and "int ring_run(void *arena, void *state);" in h
-    assert "ring_reset(state);" in h and "ring_run(arena, state);" in h       # the usage example
+    assert "ring_reset(state);" in h and "ring_run_frame(arena, state)" in h   # the usage example
     assert "int ring_run(void *arena, void *state)" in c and "int ring_reset(void *state)" in c
 
 
