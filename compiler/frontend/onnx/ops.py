@@ -9,7 +9,7 @@ import numpy as np
 from onnx import numpy_helper
 
 from ...ir import Call, Constant, Expr, call
-from .registry import (CONVERTERS, Node, const_value, converter, node_axis, optional_arg, scalar_value, weight_value,
+from .registry import (Node, const_value, converter, register_converters, node_axis, optional_arg, scalar_value, weight_value,
                             with_weight_value)
 
 
@@ -158,7 +158,7 @@ def unary(op, **fixed):
     return convert
 
 
-CONVERTERS.update({
+register_converters({
     "Relu": unary("nn.relu"), "Sigmoid": unary("sigmoid"), "Tanh": unary("tanh"),
     "LeakyRelu": unary("nn.leaky_relu", alpha=0.01), "HardSwish": unary("hard_swish"),
     "HardSigmoid": unary("hard_sigmoid", alpha=0.2, beta=0.5),
@@ -433,5 +433,5 @@ def convert_gelu(node: Node, args):
     return call("nn.gelu", args[0], approximate=approximate, span=node.name)
 
 
-CONVERTERS["Erf"] = unary("erf")
+converter("Erf")(unary("erf"))
 

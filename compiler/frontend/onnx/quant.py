@@ -145,8 +145,8 @@ def _as(node: Node, op_type: str) -> Node:
     return clone
 
 
-CONVERTERS["QLinearAdd"] = _binary("Add")
-CONVERTERS["QLinearMul"] = _binary("Mul")
+converter("QLinearAdd")(_binary("Add"))
+converter("QLinearMul")(_binary("Mul"))
 
 
 @converter("QLinearGlobalAveragePool")

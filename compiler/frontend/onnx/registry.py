@@ -56,6 +56,12 @@ def converter(*op_types: str):
     return deco
 
 
+def register_converters(table: dict[str, Callable]) -> None:
+    """Register each ``op_type: converter`` of ``table`` (a module's simple converters as one table)."""
+    for t, fn in table.items():
+        converter(t)(fn)
+
+
 def weight_value(node: Node, e: Expr | None, what: str) -> np.ndarray:
     """The stored array of a weight that is a constant or ``qnn.dequantize(constant)`` (QDQ int8)."""
     if isinstance(e, Call) and e.op == "qnn.dequantize" and isinstance(e.args[0], Constant):

@@ -18,7 +18,7 @@ from ...ir import Constant, Expr, call
 from . import int8 as i8
 from ..onnx.reader import sanitize
 from .int8 import F32
-from .registry import (CONVERTERS, TO_NCHW, TO_NHWC, Graph, Op, S, Tensor, _names, activation, constant,
+from .registry import (TO_NCHW, TO_NHWC, Graph, Op, S, Tensor, _names, activation, constant,
                               converter, dequantize, finish, is_int8, real, reshape, transpose)
 
 
@@ -229,8 +229,8 @@ def unary(float_op: str, **attrs):
     return convert
 
 
-CONVERTERS["LOGISTIC"] = (3, unary("sigmoid"))
-CONVERTERS["TANH"] = (3, unary("tanh"))
+converter("LOGISTIC", max_version=3)(unary("sigmoid"))
+converter("TANH", max_version=3)(unary("tanh"))
 
 
 @converter("RELU", "RELU6", max_version=3)
