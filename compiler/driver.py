@@ -15,7 +15,7 @@ from ._version import __version__
 from .codegen.emit import emit_sources
 from .codegen.names import model_name
 from .cost.knobs import Knobs
-from .cost.records import apply_global, load_records
+from .cost.records import apply_global, build_options, load_records
 from .errors import TinyfuseError
 from .frontend.detect import model_format
 from .frontend.onnx.reader import from_onnx, load_onnx
@@ -186,7 +186,10 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     if stateful:
         from .frontend.onnx.stateful_io import mark_stateful, parse_pairs
         ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
-    config = _tuned_config(tuning_records, model_hash, tgt.name, ir.name, ram_limit, flash_limit)
+    built_under = build_options(kernels or os.environ.get("TINYFUSE_KERNELS"), rounding, planner, disabled_passes,
+                                scratch_bytes, weights_dtype, io_buffers, sparse or os.environ.get("TINYFUSE_SPARSE"),
+                                realtime)
+    config = _tuned_config(tuning_records, model_hash, tgt.name, ir.name, (ram_limit, flash_limit), built_under)
     if config is not None:
         disabled_passes, scratch_bytes = apply_global(config, disabled_passes, scratch_bytes)
     options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
@@ -219,15 +222,18 @@ def _checked(result: CompileResult, tgt, knobs) -> CompileResult:
     return result
 
 
-def _tuned_config(tuning_records, model_hash: str, target: str, name: str, ram_limit, flash_limit) -> dict | None:
-    """The tuning configuration to build (``cost.records``), None without records; TinyfuseError for
-    ``flash_limit`` without records (only measured builds know their flash)."""
+def _tuned_config(tuning_records, model_hash: str, target: str, name: str, limits, built_under: dict) -> dict | None:
+    """The tuning configuration to build (``cost.records``) under ``limits`` = (RAM, flash) bytes or None,
+    for a build under the options ``built_under`` (``cost.records.build_options``); None without records;
+    TinyfuseError for a flash limit without records (only measured builds know their flash)."""
+    ram_limit, flash_limit = limits
     if tuning_records is None:
         if flash_limit is not None:
             raise TinyfuseError("--flash-limit picks from measured builds: give --tuning-records (tinyfuse tune "
                                 "measures each build's flash)")
         return None
-    return load_records(tuning_records).config_for(model_hash, target, ram_limit, model=name, flash_limit=flash_limit)
+    return load_records(tuning_records).config_for(model_hash, target, ram_limit, model=name, flash_limit=flash_limit,
+                                                   options=built_under)
 
 
 def _with_knobs(options: CompileOptions, config, target: str):

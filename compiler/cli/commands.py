@@ -45,7 +45,8 @@ def _compile_model(args):
         ram_limit = parse_bytes(args.ram_limit)
         if records is None:
             from ..tune import TuningRecords
-            pick = predicted_config(args.model, args.target, ram_limit, args.cost_model)
+            from ..tune.command import compile_options
+            pick = predicted_config(args.model, args.target, ram_limit, args.cost_model, compile_options(args))
             records, ram_limit = TuningRecords(config=pick["config"]), None
             print(f"--ram-limit {args.ram_limit}: predicted build arena {pick['arena_bytes']} B, ~{pick['predicted']} "
                   f"instructions ({'; '.join(pick['changes']) or 'default'})", file=sys.stderr)

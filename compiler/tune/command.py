@@ -30,8 +30,9 @@ def int_at_least(low: int):
 _positive = int_at_least(1)
 
 
-def add_parser(sub, epilog: dict, qemu_targets: list[str]) -> None:
-    """The ``tune`` subcommand (module doc of ``tinyfuse.tune``)."""
+def add_parser(sub, epilog: dict, qemu_targets: list[str], build_options) -> None:
+    """The ``tune`` subcommand (module doc of ``tinyfuse.tune``); ``build_options(parser)`` adds the compile
+    options that change a build (cli.args), which every measured build is compiled and recorded under."""
     t = sub.add_parser("tune", help="search kernel/chain/graph knobs, measured under qemu on Dask: tuning records, "
                        "Pareto front of RAM vs instructions", **epilog)
     t.add_argument("model", help="an .onnx or .tflite file")
@@ -53,6 +54,16 @@ def add_parser(sub, epilog: dict, qemu_targets: list[str]) -> None:
     t.add_argument("--json", action="store_true", help="print one JSON object")
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
     t.add_argument("--debug", action="store_true", help="show tracebacks")
+    build_options(t)
+
+
+def compile_options(args) -> dict:
+    """``compile_model``'s keyword arguments of the build options ``args`` carries (cli.args.build_options)."""
+    return {"kernels": args.kernels, "rounding": args.rounding, "planner": args.planner,
+            "disabled_passes": tuple(args.disable_pass), "scratch_bytes": args.scratch_bytes,
+            "weights_dtype": args.weights_dtype, "io_buffers": args.io_buffers, "sparse": args.sparse,
+            "realtime": {"skip_zero_activations": args.skip_zero_activations, "wcet": args.wcet,
+                         "max_step_instructions": args.max_step_instructions or 0}}
 
 
 def cmd_tune(args) -> int:
@@ -63,7 +74,7 @@ def cmd_tune(args) -> int:
     s = tune(args.model, args.target, trials=args.trials, records_path=records, workers=args.workers,
              scheduler=args.scheduler, seed=args.seed, topk=args.topk,
              ram_limit=parse_bytes(args.ram_limit) if args.ram_limit else None, out_dir=args.out,
-             progress=not args.no_progress and not args.json)
+             progress=not args.no_progress and not args.json, options=compile_options(args))
     if args.json:
         print(json.dumps(s))
         return 0
@@ -88,4 +99,4 @@ def cmd_tune(args) -> int:
     return 0
 
 
-__all__ = ["RAM_LIMIT_HELP", "add_parser", "cmd_tune"]
+__all__ = ["RAM_LIMIT_HELP", "add_parser", "cmd_tune", "compile_options"]
