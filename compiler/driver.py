@@ -182,19 +182,15 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     tgt = get_target(target)
     placement = _placement(weights_section=weights_section, arena_section=arena_section,
                            code_section=code_section, align=align)
-    model_hash, ir = _load(model, name)
-    if stateful:
-        from .frontend.onnx.stateful_io import mark_stateful, parse_pairs
-        ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
-    built_under = build_options(kernels or os.environ.get("TINYFUSE_KERNELS"), rounding, planner, disabled_passes,
-                                scratch_bytes, weights_dtype, io_buffers, sparse or os.environ.get("TINYFUSE_SPARSE"),
-                                realtime)
+    model_hash, ir = _load_stateful(model, name, stateful)
+    kernels, sparse = kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", sparse or os.environ.get("TINYFUSE_SPARSE")
+    built_under = build_options(kernels, rounding, planner, disabled_passes, scratch_bytes, weights_dtype, io_buffers,
+                                sparse, realtime)
     config = _tuned_config(tuning_records, model_hash, tgt.name, ir.name, (ram_limit, flash_limit), built_under)
     if config is not None:
         disabled_passes, scratch_bytes = apply_global(config, disabled_passes, scratch_bytes)
-    options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
-                                     rounding, planner, disabled_passes, dump_ir, weights_dtype, io_buffers=io_buffers,
-                                     sparse=sparse or os.environ.get("TINYFUSE_SPARSE") or "auto")
+    options = CompileOptions.resolve(tgt, kernels, scratch_bytes, rounding, planner, disabled_passes, dump_ir,
+                                     weights_dtype, io_buffers=io_buffers, sparse=sparse or "auto")
     options = realtime_options(options, ir, **realtime) if realtime else options
     _check_io_buffers(options, ir)
     options, choose = _with_knobs(options, config, tgt.name)
@@ -284,6 +280,15 @@ def stateful_pairs(text: str) -> tuple[tuple[str, str], ...]:
     """``--stateful IN=OUT,...`` → ((IN, OUT), ...) (tinyfuse.frontend.onnx.stateful_io.parse_pairs)."""
     from .frontend.onnx.stateful_io import parse_pairs
     return parse_pairs(text)
+
+
+def _load_stateful(model, name: str | None, stateful):
+    """``_load``, then the ``stateful`` pairs (IN=OUT) of an ONNX model made persistent state."""
+    model_hash, ir = _load(model, name)
+    if stateful:
+        from .frontend.onnx.stateful_io import mark_stateful, parse_pairs
+        ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
+    return model_hash, ir
 
 
 def _load(model, name: str | None):

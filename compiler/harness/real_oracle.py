@@ -1,6 +1,6 @@
 """An independent per-kernel oracle for int8 models: every kernel's int8 output from the C run is
 checked against the *real-arithmetic* semantics of the ops it fuses, on the kernel's own inputs
-from the same C run (tinyfuse issue 13).
+from the same C run.
 
 The real semantics of a kernel (QUANT.md's definition of what a quantized model means):
 

@@ -1,4 +1,4 @@
-"""legalize_qdq's rules for ReduceMean and Sub (issue 14), with TFLM's int8 arithmetic:
+"""legalize_qdq's rules for ReduceMean and Sub, with TFLM's int8 arithmetic:
 
 - quantize(mean(dq(x))) → TFLM MEAN (reference/integer_ops/mean.h QuantizedMeanOrSum): an int32 sum by a
   ones depthwise qnn.conv2d with the input zero point as offset, then one qnn.requantize whose multiplier
