@@ -122,8 +122,8 @@ def conv2d_mve_variant(fn, anchor, epi, pool, name, order=None) -> Kernel:
     g = conv_geometry(anchor)
     if g.G != 1:
         kernel = depthwise_mve(fn, anchor, epi, pool, name, g, order) if g.depthwise else None
-        require(kernel is not None, "Helium depthwise: multiplier 1, int8 bias + requantize (+ clip) epilogue "
-                                    "only (the next variant, arm_dsp, takes the rest)")
+        require(kernel is not None, "Helium depthwise: multiplier 1, at most MAX_UNROLLED_TAPS taps, int8 bias + "
+                                    "requantize (+ clip) epilogue only (the next variant, arm_dsp, takes the rest)")
         return kernel
     check_flat_operands(epi, anchor.ty.shape, (1, 2))
     return conv2d_mve_quads(fn, anchor, epi, pool, name, g, order) or conv2d_mve(fn, anchor, epi, pool, name, order)

@@ -15,7 +15,7 @@ from ..codegen.emit import REQUANT_ARM_HEADER
 from ..codegen.templates import template
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from .depthwise_common import quad_weights, tap_pointers
+from .depthwise_common import MAX_UNROLLED_TAPS, quad_weights, tap_pointers, unrollable
 from .kernel import Kernel, affine, flat_index
 from .requant_arm import short_requant
 from .simd import HEADERS, require
@@ -25,6 +25,7 @@ def depthwise_dsp(fn, anchor, epi, pool, name, g, order=None) -> Kernel:
     """``order``: in place through a one-pixel buffer (all channels of an output pixel, then one store),
     pixels in that order (lower_simd_inplace)."""
     require(g.C == g.G, f"grouped conv with {g.Cg} channels per group")
+    require(unrollable(g), f"a {g.KH}x{g.KW} window: more than {MAX_UNROLLED_TAPS} taps to unroll")
     require(not order or (g.N == 1 and fn.body.ty.dtype == "int8"), "in place: batch 1, int8 output only")
     x = anchor.args[0]
     out_shape = anchor.ty.shape

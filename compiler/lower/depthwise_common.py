@@ -1,6 +1,14 @@
 """Helpers shared by the DSP depthwise kernels (``depthwise_arm``) and the DSP stages of a poly-fused
 chain (``fused_chain``): the per-pixel tap table and the SXTB16 lane order of depthwise weights.
 
+The SIMD forms that use the tap table (the arm_dsp and arm_mve depthwise kernels, the Helium in-place
+dw_plane kernel, the SIMD stages of a poly-fused chain) unroll the window: one pointer and one
+multiply-accumulate block per tap, so their C grows with KH x KW (about 11 lines a tap per channel
+quad on arm_dsp). Past ``MAX_UNROLLED_TAPS`` taps they decline and the portable kernel loops over the
+window: an int8 average pool that rescales becomes a depthwise conv of ones (legalize_qdq), and a
+global pool over a 30 x 60 map gave a 1800-tap kernel of 21,000 lines that gcc -O1 did not finish
+compiling in half an hour. The largest window of the reference models is 23 taps.
+
 Tap table: for each tap (r, s) of output pixel (h, w), the C condition under which it reads a real
 input pixel and a pointer to that pixel's channel vector; a padded tap points at a constant row of
 the input zero point instead, which adds 0 once the input offset is applied (exact, QUANT.md).
@@ -13,6 +21,13 @@ import numpy as np
 
 from ..ops.conv_geom import ConvGeom
 from .kernel import affine
+
+MAX_UNROLLED_TAPS = 128           # an 11 x 11 window; more: the portable kernel (module doc)
+
+
+def unrollable(g: ConvGeom) -> bool:
+    """Whether the window of ``g`` is small enough for the SIMD forms that unroll its taps."""
+    return g.KH * g.KW <= MAX_UNROLLED_TAPS
 
 
 def quad_weights(w: np.ndarray) -> np.ndarray:
@@ -44,4 +59,4 @@ def tap_pointers(g: ConvGeom, h: str, w: str, ptr: Callable[[str, str], str]) ->
     return taps
 
 
-__all__ = ["quad_weights", "tap_pointers"]
+__all__ = ["MAX_UNROLLED_TAPS", "quad_weights", "tap_pointers", "unrollable"]

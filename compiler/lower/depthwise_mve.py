@@ -23,7 +23,7 @@ from ..ir import Constant, Function
 from ..ops.conv_geom import conv_group
 from ..poly import Statement, loops_to_c
 from ..poly.isl_helpers import box
-from .depthwise_common import tap_pointers
+from .depthwise_common import tap_pointers, unrollable
 from .inplace_conv import finish
 from .kernel import Kernel, affine, flat_index
 from .simd import HEADERS
@@ -95,7 +95,7 @@ def lower_dw_plane_mve(fn: Function, name: str, pool, options) -> Kernel | None:
     if not options.allows("arm_mve"):
         return None
     anchor, epi_ops, g = conv_group(fn)
-    if not g.depthwise or g.M != 1 or fn.body.ty.dtype != "int8":
+    if not g.depthwise or g.M != 1 or fn.body.ty.dtype != "int8" or not unrollable(g):
         return None
     consts = epilogue_constants(anchor, epi_ops, g.K)
     if consts is None:
@@ -125,7 +125,7 @@ def depthwise_mve(fn, anchor, epi, pool, name, g, order=None) -> Kernel | None:
     takes; codegen_templates/depthwise/arm_mve.c.j2) over output pixels x channel quads, or None.
     ``order``: in place through a one-pixel buffer (all channels of a pixel, then one store), pixels
     in that order (lower_simd_inplace), as ``depthwise_arm.depthwise_dsp``."""
-    if g.M != 1 or g.C != g.G or fn.body.ty.dtype != "int8" or (order and g.N != 1):
+    if g.M != 1 or g.C != g.G or fn.body.ty.dtype != "int8" or (order and g.N != 1) or not unrollable(g):
         return None
     consts = epilogue_constants(anchor, epi.ops, g.K)
     if consts is None:

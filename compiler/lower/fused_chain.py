@@ -24,7 +24,7 @@ from ..poly.chain import chain_of
 from ..poly.codegen import schedule_to_c
 from ..poly.linebuf import ChainPlan, analyze, pixel_pairs, statement_schedule
 from . import group_knobs
-from .depthwise_common import quad_weights, tap_pointers
+from .depthwise_common import quad_weights, tap_pointers, unrollable
 from .fused_chain_mve import mve_conv
 from .im2col_rows import gather_rows, row_form, row_order, row_weights
 from .inplace_conv import finish
@@ -105,8 +105,9 @@ def _stage_bodies(i, geo, st, mc, anchor, epi, pool, plan, rings, chain, t) -> d
 
 def _dsp_kind(geo: ConvGeom, options) -> str | None:
     """'conv_mve' (groups 1, ``options`` allow arm_mve: ``fused_chain_mve``), 'conv' / 'dw' when the stage
-    has a DSP form and ``options.chain_dsp``, else None (portable C)."""
-    if geo.nchw_input:                             # the SIMD stages read NHWC pixel runs: portable C
+    has a DSP form and ``options.chain_dsp``, else None (portable C; also for a window of more taps than
+    the SIMD stages unroll, ``depthwise_common.MAX_UNROLLED_TAPS``)."""
+    if geo.nchw_input or not unrollable(geo):      # the SIMD stages read NHWC pixel runs: portable C
         return None
     if geo.G == 1 and options.allows("arm_mve"):
         return "conv_mve"
