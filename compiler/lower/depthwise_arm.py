@@ -29,9 +29,7 @@ def depthwise_dsp(fn, anchor, epi, pool, name, g, order=None) -> Kernel:
     require(not order or (g.N == 1 and fn.body.ty.dtype == "int8"), "in place: batch 1, int8 output only")
     x = anchor.args[0]
     out_shape = anchor.ty.shape
-    M = g.M
-    Q = g.K // 4
-    T = g.KH * g.KW
+    M, Q, T = g.M, g.K // 4, g.KH * g.KW
     wt = anchor.args[1].value.reshape(g.K, T)
     t = template("depthwise/arm_dsp.c.j2").module
     wq = pool.ref(quad_weights(wt), key=("dw_quads", id(anchor))) if Q else None
