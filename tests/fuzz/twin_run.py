@@ -33,6 +33,7 @@ SIMD = ("arm_dsp", "arm_mve", "arm_fpu")
 MVE_MARKS = ("vldrbq", "vmladavaq", "vqrdmulhq", "int32x4_t", "vctp8q", "vctp32q")
 DSP_MARKS = ("tf_smlad", "tf_smuad", "tf_sxtb16", "tf_sxtab16", "tf_smlabb", "tf_smlatt", "tf_rq2", "tf_smmlar")
 ARENA_FILL, GUARD = 0x5A, 64          # host builds: a non-zero arena and guard regions around it
+BUILD_TIMEOUT = 600                   # seconds per compiler run: a runaway build is a failure, not a hang
 # tuned builds: how often each kind of tune move is picked (the lowering knobs of the SIMD kernels most)
 MOVE_WEIGHTS = {"weights": 4.0, "channels": 4.0, "unroll": 4.0, "body": 4.0, "inplace": 2.0, "chain": 2.0,
                 "variant": 0.5}
@@ -210,7 +211,7 @@ def _build_run(items: list[Item], work: Path, simd_host: bool, jobs: int) -> Non
     from tinyfuse.harness.multi import build_host_multi, run_host_multi
     shutil.rmtree(work, ignore_errors=True)
     exe = build_host_multi([it.result for it in items], work, cflags=CFLAGS, simd_host=simd_host, jobs=jobs,
-                           guard=GUARD, arena_fill=ARENA_FILL)
+                           guard=GUARD, arena_fill=ARENA_FILL, timeout=BUILD_TIMEOUT)
     outs = run_host_multi(exe, [it.result for it in items], [it.d.inputs for it in items], timeout=600)
     for it, got in zip(items, outs):
         it.out = compare(got, it.want, it.d.wrap, it.d.tol)
