@@ -1,5 +1,6 @@
-"""TFLM's integer arithmetic of the int8 comparisons, SQUARED_DIFFERENCE and ADD_N (numpy twins of the
-macros of ``codegen_templates/expr/qnn.c.j2``; parameters from the TFLite frontend, frontend/tflite/qparams.py).
+"""TFLM's integer arithmetic of the int8 comparisons, SQUARED_DIFFERENCE, ADD_N and DIV (numpy twins of the
+macros of ``codegen_templates/expr/qnn.c.j2`` and of runtime_c/include/tinyfuse/qelem.h; parameters from the
+TFLite frontend, frontend/tflite/qparams.py).
 
 - qnn.compare (comparisons.cc, reference_ops::ComparisonWithScaling): each operand becomes
   MBQM((q − z)·2^8, m, shift) with its own Q31 multiplier of its scale (< 1), the two int32 compared;
@@ -9,6 +10,10 @@ macros of ``codegen_templates/expr/qnn.c.j2``; parameters from the TFLite fronte
 - qnn.add_n (add_n.h, int8 AddN): every input rescaled by exactly 1/2 (MBQM((q − z)·2^20, 2^30, 0) =
   (q − z)·2^19), summed *with one more −z term* (TFLM starts its sum from the rescaled input offset −z,
   not from 0), then MBQM by 2·s / (2^20·s_out), + z_out; all inputs share (s, z).
+- qnn.div (div.h DivElementwise): the divisor's reciprocal (GetReciprocal: gemmlowp one_over_one_plus_x
+  of the normalised divisor, exponent 31 − clz), the dividend shifted left by its redundant sign bits,
+  their SRDHM, then SRDHM by the multiplier of s_a / (s_b·s_out) and one RoundingDivideByPOT by the
+  summed exponent (0 where it exceeds 31: TFLM's shift is undefined there, the quotient below 1/2), + z_out.
 
 ``quant.mbqm`` is TFLM's MultiplyByQuantizedMultiplier where TFLM's int32 arithmetic is defined
 (it saturates where TFLM's left shift wraps, ARCHITECTURE.md). ``real_scales`` are for the
@@ -77,3 +82,30 @@ class QAddN(OpDef):
     def compute(self, *xs, zero_point, out_zero_point, mo, sho, real_scales=None):
         total = sum(np.asarray(x, np.int64) for x in xs) - (len(xs) + 1) * zero_point
         return quant.saturate(quant.mbqm(total << ADD_N_SHIFT, mo, sho) + out_zero_point)
+
+
+def _bit_length(v):
+    """bit_length of non-negative int64 values below 2^53."""
+    return np.where(v > 0, np.frexp(v.astype(np.float64))[1], 0)
+
+
+@register_op
+class QDiv(OpDef):
+    """a / b of two int8 tensors with TFLM's DIV arithmetic (module doc); b never at its zero point."""
+    name, c_expr, pattern, num_inputs = "qnn.div", "qdiv", OpPattern.BROADCAST, 2
+    attrs = {"a_zero_point": 0, "b_zero_point": 0, "out_zero_point": 0, "multiplier": 0, "shift": 0,
+             "real_scales": None}
+
+    def infer(self, args, attrs):
+        return broadcast_type(args, self.name)
+
+    def compute(self, a, b, a_zero_point, b_zero_point, out_zero_point, multiplier, shift, real_scales=None):
+        x, y = np.broadcast_arrays(np.asarray(a, np.int64) - a_zero_point, np.asarray(b, np.int64) - b_zero_point)
+        x, y = np.where(y < 0, -x, x), np.maximum(np.abs(y), 1)
+        lz = 32 - _bit_length(y)
+        inv = quant.one_over_one_plus_x((y << lz) - (1 << 31))
+        headroom = 31 - _bit_length(np.where(x < 0, -x - 1, x))
+        quotient = quant.srdhm(x << headroom, inv)
+        e = (31 - lz) + headroom - shift
+        q = np.where(e > 31, 0, quant.rdbp(quant.srdhm(quotient, multiplier), np.minimum(e, 31)))
+        return quant.saturate(q + out_zero_point)

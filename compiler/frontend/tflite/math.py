@@ -3,7 +3,7 @@
 - float32 only (TFLM): CEIL, FLOOR, ROUND, EXP, LOG, SIN, COS, SQRT, SQUARE, NEG, FLOOR_DIV, FLOOR_MOD;
 - float32 and int8: ABS, RSQRT, ELU (int8: TFLM's per-value arithmetic as a 256-entry table,
   qparams.py), ADD_N (int8: qnn.add_n); SQUARED_DIFFERENCE also int32 (int8: qnn.squared_difference);
-- DIV float32 and int32 (C's truncating division) with its fused activation;
+- DIV float32, int32 (C's truncating division) and int8 (qnn.div) with its fused activation;
 - MAXIMUM / MINIMUM float32, int32, int64 and int8, whose values TFLM compares as they are (no
   rescaling, quantized or not).
 
@@ -84,11 +84,15 @@ def convert_floor_mod(g: Graph, op: Op):
     return call("floor_mod", g.value(a), g.value(b), span=op.span)
 
 
-@converter("DIV", max_version=2, types=("float32", "int32"))
+@converter("DIV", max_version=2, types=("float32", "int8", "int32"))
 def convert_div(g: Graph, op: Op):
-    """DIV float32 and int32 (C division, truncating) then the fused activation's clamp."""
+    """DIV float32, int32 (C division, truncating) and int8 (qnn.div), then the fused activation's clamp."""
     a, b = operands(op, 2)
-    return activation(call("divide", g.value(a), g.value(b), span=op.span), op.outputs[0], op)
+    out = op.outputs[0]
+    if not is_int8(a):
+        return activation(call("divide", g.value(a), g.value(b), span=op.span), out, op)
+    return activation(call("qnn.div", g.value(a), g.value(b), span=op.span, **qparams.div_params(a.q, b.q, out.q)),
+                      out, op)
 
 
 @converter("SQUARED_DIFFERENCE", max_version=2, types=("float32", "int8", "int32"))
