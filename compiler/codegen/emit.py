@@ -18,7 +18,9 @@ SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve va
 HALF_HEADER = "tinyfuse_half.h"     # Kernel.headers of kernels reading binary16 weights (--weights-dtype float16)
 WCET_HEADER = "tinyfuse_wcet.h"     # Kernel.headers of the --wcet branch-free kernels (lower/realtime.py)
 REQUANT_ARM_HEADER = "tinyfuse_requant_arm.h"   # Kernel.headers of kernels using the short DSP requantize
+QELEM_HEADER = "tinyfuse_qelem.h"   # Kernel.headers of kernels calling TFLM's int8 DIV (tf_qdiv)
 RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "include" / "tinyfuse" / "wcet.h",
+                   QELEM_HEADER: runtime_dir() / "include" / "tinyfuse" / "qelem.h",
                    SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h",
                    HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h",
                    REQUANT_ARM_HEADER: runtime_dir() / "include" / "tinyfuse" / "requant_arm.h"}

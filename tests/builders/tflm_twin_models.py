@@ -33,24 +33,29 @@ class Net:
         self._n += 1
         return f"{base}{self._n}"
 
-    def input(self, shape, q=None):
-        """A graph input: int8 with (scale, zero point) ``q``, or float32 when q is None."""
-        t = self.act(shape, q, "x")
+    def input(self, shape, q=None, dtype: str = "float32"):
+        """A graph input: int8 with (scale, zero point) ``q``, else of ``dtype`` unquantized."""
+        t = self.act(shape, q, "x", dtype)
         self.inputs.append(t)
         return t
 
-    def act(self, shape, q=None, name: str = "t"):
-        """A non-constant tensor: int8 with ``q``, or float32 when q is None."""
+    def act(self, shape, q=None, name: str = "t", dtype: str = "float32"):
+        """A non-constant tensor: int8 with ``q``, else of ``dtype`` (float32, int8, int32, int64, bool)
+        without quantization."""
         if q is None:
-            return self.o.me.Tensor(shape=tuple(int(d) for d in shape), dtype=self.S.TensorType.FLOAT32,
+            return self.o.me.Tensor(shape=tuple(int(d) for d in shape), dtype=self.tensor_type(dtype),
                                     name=self._name(name))
         return self.o._act(shape, q, self._name(name))
 
+    def tensor_type(self, dtype) -> int:
+        """The schema TensorType of a numpy dtype name."""
+        return getattr(self.S.TensorType, {"float32": "FLOAT32", "int8": "INT8", "int32": "INT32", "int64": "INT64",
+                                           "bool": "BOOL"}[str(np.dtype(dtype))])
+
     def const(self, array, q=None):
-        """A constant int8/int32/float32 tensor; q: (scale, zero point), a Quantization, or None."""
+        """A constant int8/int32/int64/float32/bool tensor; q: (scale, zero point), a Quantization, or None."""
         array = np.ascontiguousarray(array)
-        dtype = {np.dtype(np.int8): self.S.TensorType.INT8, np.dtype(np.int32): self.S.TensorType.INT32,
-                 np.dtype(np.float32): self.S.TensorType.FLOAT32}[array.dtype]
+        dtype = self.tensor_type(array.dtype)
         if isinstance(q, tuple):
             q = self.o.me.Quantization(float(q[0]), int(q[1]))
         return self.o.me.Tensor(shape=array.shape, dtype=dtype, data=array, name=self._name("c"), quantization=q)

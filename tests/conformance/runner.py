@@ -41,10 +41,14 @@ PARAM_SLOTS = {
     "DequantizeLinear": (1, 2), "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 4, 5, 6, 7),
     "ConvInteger": (1, 2, 3), "MatMulInteger": (1, 2, 3), "Dropout": (1, 2),
 }
-PARAM_SLOTS.update({"Gather": (1,), "Expand": (1,), "Tile": (1,), "PRelu": (1,), "Where": (0,)})  # opsmisc
+PARAM_SLOTS.update({"Gather": (1,), "Expand": (1,), "Tile": (1,), "PRelu": (1,)})  # opsmisc
 PARAM_SLOTS.update({"LSTM": (1, 2, 3, 4, 7), "GRU": (1, 2, 3, 4)})  # rnn: W, R, B, sequence_lens, P
 # op types run beside node_tests.CNN_OPS (the mcu preset's default list)
 EXTRA_OPS = ["LSTM", "GRU"]
+EXTRA_OPS += ["Pow", "Sqrt", "Reciprocal", "Exp", "Log", "Neg", "Abs", "Floor", "Ceil", "Round", "Sign", "Erf", "Sin",
+              "Cos", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Not", "And", "Or", "Xor", "Where",
+              "Mod", "Min", "Max", "Mean", "Sum", "Softplus", "Softsign", "Selu", "Elu", "Celu", "ThresholdedRelu",
+              "Mish", "Shrink", "Cast", "IsNaN", "IsInf"]  # elemops
 
 
 def freeze_params(model: onnx.ModelProto, inputs: list[np.ndarray]) -> tuple[onnx.ModelProto, list[np.ndarray]]:

@@ -176,7 +176,7 @@ def input_type(vi: onnx.ValueInfoProto) -> TensorType:
     except KeyError:
         dtype = f"code {tt.elem_type}"
     if dtype not in C_TYPES:
-        raise TinyfuseError(f"input '{name}' has element type {dtype}; supported: float32, int8, uint8")
+        raise TinyfuseError(f"input '{name}' has element type {dtype}; supported: {', '.join(C_TYPES)}")
     ty = TensorType(tuple(dims), dtype)
     check_size(ty, f"input '{name}'")
     return ty

@@ -32,7 +32,7 @@ from ...userdir import read_input
 from ...ir import Function, IRModule, TensorType, Tuple, Var
 from ...ir.types import C_TYPES
 from ..onnx.reader import check_size, first_line, own_buffers, sanitize
-from .registry import CONVERTERS, EFFECTS, Graph, Op, S, Tensor, _names, check_types
+from .registry import CONVERTERS, EFFECTS, TYPES, Graph, Op, S, Tensor, _names, check_types
 from .state import StateTable
 
 from .schema import read_model
@@ -262,7 +262,8 @@ def convert_op(g: Graph, op: Op) -> None:
     need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
     if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):
         raise op.error(f"expects {need} input tensors, got {sum(t is not None for t in op.inputs)}")
-    check_types(op, ("float32", "int8", *EXTRA_TYPES.get(op.name, ())))
+    types, raw_int8 = TYPES.get(op.name, (("float32", "int8"), False))
+    check_types(op, (*types, *EXTRA_TYPES.get(op.name, ())), raw_int8)
     try:
         y = fn(g, op)
     except TinyfuseError as e:
