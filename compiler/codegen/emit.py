@@ -14,6 +14,7 @@ from .templates import c_array_body, template
 MANIFEST_VERSION = 1
 QUANT_HEADER = "tinyfuse_quant.h"
 QUANT_SOURCE = runtime_dir() / "include" / "tinyfuse" / "quant.h"
+QUANT16_HEADER = "tinyfuse_quant16.h"   # the int16 (16x8) helpers, beside quant.h when a kernel calls a tf16_ one
 SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve variants
 HALF_HEADER = "tinyfuse_half.h"     # Kernel.headers of kernels reading binary16 weights (--weights-dtype float16)
 WCET_HEADER = "tinyfuse_wcet.h"     # Kernel.headers of the --wcet branch-free kernels (lower/realtime.py)
@@ -23,7 +24,8 @@ RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "inc
                    QELEM_HEADER: runtime_dir() / "include" / "tinyfuse" / "qelem.h",
                    SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h",
                    HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h",
-                   REQUANT_ARM_HEADER: runtime_dir() / "include" / "tinyfuse" / "requant_arm.h"}
+                   REQUANT_ARM_HEADER: runtime_dir() / "include" / "tinyfuse" / "requant_arm.h",
+                   QUANT16_HEADER: runtime_dir() / "include" / "tinyfuse" / "quant16.h"}
 CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit patterns
 # <NAME>_TYPE_<DTYPE> of the header: TFLite's TensorType numbers (schema.fbs), one per I/O dtype
 ARENA_ALIGN = 16     # targets.ARENA_ALIGN (codegen may not import targets): what every entry point checks
@@ -89,6 +91,8 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
     uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
     ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []
     ctx["extra_includes"] += sorted({h for k in result.kernels for h in k.headers} - {QUANT_HEADER})
+    if any("tf16_" in k.code for k in result.kernels):     # after quant.h: it uses tf_mbqm
+        ctx["extra_includes"].insert(1, QUANT16_HEADER)
     files = {
         f"{name}.h": template("model/model.h.j2").render(**ctx),
         f"{name}.c": template("model/model.c.j2").render(**ctx),

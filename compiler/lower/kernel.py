@@ -154,11 +154,13 @@ class Epilogue:
 
     def attrs_for(self, op: Call, macro) -> dict:
         """Attributes as the macro sees them: arrays become const array names, plus ``dtype`` (the
-        op's output dtype) when the macro takes it, and ``wcet`` under --wcet (``CompileOptions.wcet``)."""
+        op's output dtype) and ``in_dtype`` (its first operand's) when the macro takes them, and ``wcet`` under --wcet (``CompileOptions.wcet``)."""
         attrs = {k: (self.pool.ref(np.asarray(v), key=("attr", id(op), k)) if isinstance(v, np.ndarray) else v)
                  for k, v in op.attrs.items()}
         if "dtype" in macro.arguments:
             attrs["dtype"] = op.ty.dtype
+        if "in_dtype" in macro.arguments:
+            attrs["in_dtype"] = op.args[0].ty.dtype
         if "wcet" in macro.arguments and self.wcet:
             attrs["wcet"] = True
         return attrs

@@ -44,6 +44,7 @@ import numpy as np
 
 from tests.fuzz import twin_draw as d1
 from tests.fuzz import twin_draw_float as df
+from tests.fuzz import twin_draw_int16 as d16
 from tests.fuzz import twin_draw_move as dm
 from tests.fuzz import twin_draw_ops as d2
 from tests.fuzz import twin_draw_simd as ds
@@ -75,13 +76,22 @@ OPS = {
     # float32 twins (twin_draw_float.py)
     "CONV_2D(f32)": df.draw_conv, "DEPTHWISE_CONV_2D(f32)": P(df.draw_conv, depthwise=True),
     "FULLY_CONNECTED(f32)": df.draw_fc, "CONV>DW>CONV(f32)": df.draw_chain,
+    # int16 activations, 16x8 (twin_draw_int16.py)
+    "CONV_2D(i16)": d16.draw_conv, "DEPTHWISE_CONV_2D(i16)": P(d16.draw_conv, depthwise=True),
+    "FULLY_CONNECTED(i16)": d16.draw_fc, **{f"{op}(i16)": P(d16.draw_binary, opcode=op) for op in ("ADD", "SUB", "MUL")},
+    **{f"{op}(i16)": P(d16.draw_pool, opcode=op) for op in ("MAX_POOL_2D", "AVERAGE_POOL_2D")},
+    **{f"{op}(i16)": P(d16.draw_activation, opcode=op) for op in ("SOFTMAX", "LOGISTIC", "TANH")},
+    "QUANTIZE(i16)": d16.draw_quantize, "MOVE(i16)": d16.draw_move, "MEAN(i16)": d16.draw_mean,
+    "DW>CONV>ADD(i16)": d16.draw_chain,
 }
 FLOAT = ["CONV_2D(f32)", "DEPTHWISE_CONV_2D(f32)", "FULLY_CONNECTED(f32)", "CONV>DW>CONV(f32)"]
 # the int8 draws whose kernels have SIMD variants; the SIMD shape-class draws twice as often
 SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "SIMD CONV+ADD", "DW+ADD", "FC+ADD",
              "CONV>DW>CONV", "SIMD POOL"] * 2 + ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CONV+ADD", "DW+CONV",
                                                  "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
-GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int8": [o for o in OPS if o not in FLOAT],
+INT16 = [o for o in OPS if o.endswith("(i16)")]
+GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int16": INT16,
+          "int8": [o for o in OPS if o not in FLOAT and o not in INT16],
           "dsp": [o for o in SIMD_INT8 if "POOL" not in o]}          # Cortex-M4 has no SIMD pool
 DEFAULT_GROUP = {"ref": "all", "arm_dsp": "dsp", "arm_mve": "simd", "arm_fpu": "float"}
 STATUSES = ("exact", "tflm wraps", "tflm refused", "tf refused", "failure")

@@ -114,7 +114,7 @@ def kernel_variants(kernel) -> set[str]:
 
 
 def compare(got: list, want: list, wrap, tol=None) -> Outcome:
-    """int8 outputs byte for byte (outside the ``wrap`` channels of output 0), float32 outputs within
+    """int8 and int16 outputs byte for byte (outside the ``wrap`` channels of output 0), float32 outputs within
     ``tol`` (output 0; others exactly)."""
     if len(got) != len(want):
         return Outcome("failure", f"{len(got)} outputs, TFLM has {len(want)}")
@@ -137,11 +137,11 @@ def compare(got: list, want: list, wrap, tol=None) -> Outcome:
         if i == 0 and np.any(wrap):
             keep = np.broadcast_to(~np.asarray(wrap, bool), g.shape) if np.ndim(wrap) else np.zeros(g.shape, bool)
             masked = True
-        if g.dtype != np.int8:
+        if g.dtype not in (np.int8, np.int16):
             if g.tobytes() != w.tobytes():
                 return Outcome("failure", f"output {i}: {g.dtype} bytes differ from TFLM")
             continue
-        bad = (g.view(np.uint8) != w.view(np.uint8)) & keep
+        bad = (g != w) & keep
         if np.any(bad):
             where = tuple(np.argwhere(bad)[0].tolist())
             lsb = int(np.max(np.abs(g.astype(np.int64) - w.astype(np.int64))[bad]))

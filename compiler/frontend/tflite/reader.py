@@ -32,6 +32,7 @@ from ...userdir import read_input
 from ...ir import Function, IRModule, TensorType, Tuple, Var
 from ...ir.types import C_TYPES
 from ..onnx.reader import check_size, first_line, own_buffers, sanitize
+from .int16 import INT16_OPS
 from .registry import CONVERTERS, EFFECTS, TYPES, Graph, Op, S, Tensor, _names, check_types
 from .state import StateTable
 
@@ -240,9 +241,10 @@ MIN_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD":
               "STRIDED_SLICE": 4, "SPLIT": 2, "SPLIT_V": 3, "GATHER": 2}
 
 
-# beyond float32 and int8: fp16 weights, a uint8 model output, the int16 state of TFLM's int8 LSTM / SVDF
-EXTRA_TYPES = {"DEQUANTIZE": ("float16",), "QUANTIZE": ("uint8",), "UNIDIRECTIONAL_SEQUENCE_LSTM": ("int16",),
-               "SVDF": ("int16",)}
+# beyond float32 and int8: fp16 weights, a uint8 / int32 model output, int16 activations (int16.INT16_OPS:
+# 16x8 quantization, and the int16 state of TFLM's int8 LSTM / SVDF)
+EXTRA_TYPES = {name: ("int16",) for name in INT16_OPS} | {"DEQUANTIZE": ("float16", "int16"),
+                                                           "QUANTIZE": ("uint8", "int32", "int16")}
 
 
 def convert_op(g: Graph, op: Op) -> None:
