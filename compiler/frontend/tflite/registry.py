@@ -82,15 +82,22 @@ class Op:
 
 CONVERTERS: dict[str, tuple[int, Callable]] = {}
 EFFECTS: dict[str, tuple[int, Callable]] = {}    # ops with no data input or output: state, CALL_ONCE
+#: op → (element types its tensors may have, int8 tensors may lack quantization): ops declaring more than
+#: float32 and quantized int8 (``converter(types=..., raw_int8=...)``)
+TYPES: dict[str, tuple[tuple[str, ...], bool]] = {}
 
 
-def converter(*names: str, max_version: int):
+def converter(*names: str, max_version: int, types: tuple[str, ...] | None = None, raw_int8: bool = False):
     """Register a converter for TFLite builtin ops up to ``max_version`` (TFLite's op_version.cc
-    numbering; later versions mean semantics this converter does not know)."""
+    numbering; later versions mean semantics this converter does not know). ``types``: the element
+    types the op's activation tensors may have (default float32 and int8); ``raw_int8``: int8 tensors
+    need no quantization (TFLM reads their values as they are: CAST, MAXIMUM, SELECT_V2, ...)."""
     def deco(fn):
         for n in names:
             assert n not in CONVERTERS and n not in EFFECTS, f"TFLite converter of {n!r} registered twice"
             CONVERTERS[n] = (max_version, fn)
+            if types is not None or raw_int8:
+                TYPES[n] = (tuple(types or ("float32", "int8")), raw_int8)
         return fn
     return deco
 
@@ -104,6 +111,10 @@ def effect(*names: str, max_version: int):
             EFFECTS[n] = (max_version, fn)
         return fn
     return deco
+
+
+#: ops with several outputs whose converters return a list, one value per output (beside reader.MULTI_OUTPUT)
+MULTI_OUTPUTS: set[str] = set()
 
 
 # ----------------------------------------------------------------------------------------- the graph
@@ -218,7 +229,9 @@ def finish(y: Expr, op: Op, perm=None) -> Expr:
     return transpose(y, perm, op.span) if perm is not None else y
 
 
-def check_types(op: Op, allowed=("float32", "int8")) -> None:
+def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool = False) -> None:
+    """Every non-constant tensor of ``op`` has an ``allowed`` element type and, unless ``raw_int8``,
+    an int8 tensor has quantization parameters; activations are quantized per tensor."""
     for t in [*op.inputs, *op.outputs]:
         if t is None or t.data is not None:
             continue
@@ -226,7 +239,7 @@ def check_types(op: Op, allowed=("float32", "int8")) -> None:
             hint = "tinyfuse runs int8 (TFLite int8 spec) and float32 models" + (
                 "; int16 activations (16x8 quantization) have no kernels" if t.dtype == "int16" else "")
             raise op.error(f"tensor '{t.name}' {t} has element type {t.dtype}", hint)
-        if t.dtype == "int8" and not t.quantized:
+        if t.dtype == "int8" and not t.quantized and not raw_int8:
             raise op.error(f"int8 tensor '{t.name}' {t} has no quantization parameters")
         if t.quantized and t.scale.size > 1:
             raise op.error(f"activation tensor '{t.name}' {t} is quantized per axis; tinyfuse needs per-tensor "
