@@ -29,7 +29,7 @@ class SignalNet:
     def tensor(self, shape, dtype: str, data=None, q=None, variable: bool = False):
         self._n += 1
         t = self.me.Tensor(shape=tuple(int(d) for d in shape), dtype=getattr(self.S.TensorType, TYPES[dtype]),
-                           data=None if data is None else np.ascontiguousarray(data), name=f"t{self._n}",
+                           data=None if data is None else np.array(data, order="C"), name=f"t{self._n}",
                            quantization=None if q is None else self.me.Quantization(float(q[0]), int(q[1])))
         if variable:
             t._fb.isVariable = True
@@ -41,7 +41,7 @@ class SignalNet:
         return t
 
     def const(self, array: np.ndarray, q=None):
-        array = np.ascontiguousarray(array)
+        array = np.array(array, order="C")          # keeps a 0-d array 0-d (a scalar tensor)
         return self.tensor(array.shape, str(array.dtype), data=array, q=q)
 
     def op(self, name: str, inputs, outputs, **options):
@@ -93,3 +93,84 @@ def tflm_frames(model: bytes, frames: list[list[np.ndarray]], arena_size: int = 
 def _outputs(model: bytes) -> int:
     o = tflm_oneop()
     return o.S.Model.GetRootAs(bytes(model), 0).Subgraphs(0).OutputsLength()
+
+
+# ----------------------------------------------------------------------------- one-op models
+FFT_T = {"int16": 7, "int32": 2, "float32": 0}
+
+
+def one_op(name: str, ins: list, outs: list, consts=(), **options) -> bytes:
+    """A model of custom op ``name``: inputs ``ins`` [(shape, dtype)], constant inputs ``consts``
+    (arrays, after the inputs), outputs ``outs`` [(shape, dtype)]; the model's outputs are all of them."""
+    m = SignalNet()
+    xs = [m.input(s, d) for s, d in ins] + [m.const(c) for c in consts]
+    ys = [m.tensor(s, d) for s, d in outs]
+    m.op(name, xs, ys, **options)
+    return m.build(ys)
+
+
+def window(shape, weights: np.ndarray, shift: int) -> bytes:
+    return one_op("SignalWindow", [(shape, "int16")], [(shape, "int16")], [weights], shift=shift)
+
+
+def fft_auto_scale(n: int) -> bytes:
+    return one_op("SignalFftAutoScale", [((n,), "int16")], [((n,), "int16"), ((), "int32")])
+
+
+def rfft(shape, fft_length: int, dtype: str, inverse: bool = False) -> bytes:
+    out = tuple(shape[:-1]) + ((fft_length,) if inverse else (fft_length + 2,))
+    return one_op("SignalIrfft" if inverse else "SignalRfft", [(shape, dtype)], [(out, dtype)], T=FFT_T[dtype],
+                  fft_length=fft_length)
+
+
+def energy(k: int, start: int, end: int) -> bytes:
+    return one_op("SignalEnergy", [((2 * k,), "int16")], [((k,), "uint32")], end_index=end, start_index=start)
+
+
+def filter_bank(spectrum: int, tables: list[np.ndarray], channels: int) -> bytes:
+    """``tables``: weights, unweights, channel frequency starts, weight starts, widths (int16)."""
+    return one_op("SignalFilterBank", [((spectrum,), "uint32")], [((channels,), "uint64")], tables,
+                  num_channels=channels)
+
+
+def filter_bank_sqrt(channels: int, bits: int) -> bytes:
+    """The shift ``bits`` a constant int32 scalar (tinyfuse takes no scalar model inputs)."""
+    return one_op("SignalFilterBankSquareRoot", [((channels,), "uint64")], [((channels,), "uint32")],
+                  [np.array(bits, np.int32)])
+
+
+def filter_bank_log(channels: int, output_scale: int, correction: int) -> bytes:
+    return one_op("SignalFilterBankLog", [((channels,), "uint32")], [((channels,), "int16")],
+                  input_correction_bits=correction, output_scale=output_scale)
+
+
+def spectral_subtraction(channels: int, **config) -> bytes:
+    c = (channels,)
+    return one_op("SignalFilterBankSpectralSubtraction", [(c, "uint32")], [(c, "uint32"), (c, "uint32")],
+                  num_channels=channels, **config)
+
+
+def pcan(channels: int, lut: np.ndarray, snr_shift: int) -> bytes:
+    c = (channels,)
+    return one_op("SignalPCAN", [(c, "uint32"), (c, "uint32")], [(c, "uint32")], [lut], snr_shift=snr_shift)
+
+
+def framer(shape, frame_size: int, frame_step: int, prefill: bool) -> bytes:
+    n = shape[-1] // frame_step
+    return one_op("SignalFramer", [(shape, "int16")], [(tuple(shape[:-1]) + (n, frame_size), "int16"), ((), "bool")],
+                  frame_size=frame_size, frame_step=frame_step, prefill=prefill)
+
+
+def stacker(channels: int, left: int, right: int, step: int) -> bytes:
+    size = channels * (left + right + 1)
+    return one_op("SignalStacker", [((channels,), "int16")], [((size,), "int16"), ((), "bool")],
+                  num_channels=channels, stacker_left_context=left, stacker_right_context=right, stacker_step=step)
+
+
+def overlap_add(shape, frame_step: int, dtype: str) -> bytes:
+    out = tuple(shape[:-2]) + (shape[-2] * frame_step,)
+    return one_op("SignalOverlapAdd", [(shape, dtype)], [(out, dtype)], T=FFT_T[dtype], frame_step=frame_step)
+
+
+def delay(shape, delay_length: int) -> bytes:
+    return one_op("SignalDelay", [(shape, "int16")], [(shape, "int16")], delay_length=delay_length)

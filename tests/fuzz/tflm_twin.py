@@ -47,6 +47,7 @@ from tests.fuzz import twin_draw_float as df
 from tests.fuzz import twin_draw_move as dm
 from tests.fuzz import twin_draw_ops as d2
 from tests.fuzz import twin_draw_simd as ds
+from tests.fuzz import twin_draw_signal as dsig
 from tests.fuzz.twin_run import SIMD, VARIANT_TARGET, Item, Outcome, Runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,13 +76,15 @@ OPS = {
     # float32 twins (twin_draw_float.py)
     "CONV_2D(f32)": df.draw_conv, "DEPTHWISE_CONV_2D(f32)": P(df.draw_conv, depthwise=True),
     "FULLY_CONNECTED(f32)": df.draw_fc, "CONV>DW>CONV(f32)": df.draw_chain,
+    **dsig.DRAWS,     # TFLM's signal library (twin_draw_signal.py)
 }
 FLOAT = ["CONV_2D(f32)", "DEPTHWISE_CONV_2D(f32)", "FULLY_CONNECTED(f32)", "CONV>DW>CONV(f32)"]
 # the int8 draws whose kernels have SIMD variants; the SIMD shape-class draws twice as often
 SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "SIMD CONV+ADD", "DW+ADD", "FC+ADD",
              "CONV>DW>CONV", "SIMD POOL"] * 2 + ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CONV+ADD", "DW+CONV",
                                                  "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
-GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int8": [o for o in OPS if o not in FLOAT],
+GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "signal": list(dsig.DRAWS),
+          "int8": [o for o in OPS if o not in FLOAT and o not in dsig.DRAWS],
           "dsp": [o for o in SIMD_INT8 if "POOL" not in o]}          # Cortex-M4 has no SIMD pool
 DEFAULT_GROUP = {"ref": "all", "arm_dsp": "dsp", "arm_mve": "simd", "arm_fpu": "float"}
 STATUSES = ("exact", "tflm wraps", "tflm refused", "tf refused", "failure")
