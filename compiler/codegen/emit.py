@@ -20,16 +20,24 @@ HALF_HEADER = "tinyfuse_half.h"     # Kernel.headers of kernels reading binary16
 WCET_HEADER = "tinyfuse_wcet.h"     # Kernel.headers of the --wcet branch-free kernels (lower/realtime.py)
 REQUANT_ARM_HEADER = "tinyfuse_requant_arm.h"   # Kernel.headers of kernels using the short DSP requantize
 QELEM_HEADER = "tinyfuse_qelem.h"   # Kernel.headers of kernels calling TFLM's int8 DIV (tf_qdiv)
+SIGNAL_HEADER = "tinyfuse_signal.h"   # Kernel.headers of the signal-library kernels (lower/signal.py)
 RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "include" / "tinyfuse" / "wcet.h",
                    QELEM_HEADER: runtime_dir() / "include" / "tinyfuse" / "qelem.h",
                    SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h",
                    HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h",
                    REQUANT_ARM_HEADER: runtime_dir() / "include" / "tinyfuse" / "requant_arm.h",
-                   QUANT16_HEADER: runtime_dir() / "include" / "tinyfuse" / "quant16.h"}
+                   QUANT16_HEADER: runtime_dir() / "include" / "tinyfuse" / "quant16.h",
+                   SIGNAL_HEADER: runtime_dir() / "include" / "tinyfuse" / "signal.h"}
 CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit patterns
 # <NAME>_TYPE_<DTYPE> of the header: TFLite's TensorType numbers (schema.fbs), one per I/O dtype
 ARENA_ALIGN = 16     # targets.ARENA_ALIGN (codegen may not import targets): what every entry point checks
 TYPE_CODES = {"float32": 0, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9}
+WIDE_TYPE_CODES = {"uint64": 12, "uint32": 15, "uint16": 16}   # defined when an input or output has the type
+
+
+def _type_codes(result) -> dict[str, int]:
+    used = {t.dtype for t in [*result.inputs, *result.outputs]}
+    return {**TYPE_CODES, **{d: c for d, c in WIDE_TYPE_CODES.items() if d in used}}
 
 
 def _isl_macros(kernels) -> list[str]:
@@ -84,7 +92,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         constants=[(cname, CONST_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
         weights_bytes=result.weights_bytes, macs=result.macs, placement=result.placement,
         in_q=in_q, out_q=out_q, states=result.states, state_bytes=result.state_bytes, io_caller=result.io_caller,
-        step_api=_step_api(result), type_codes=TYPE_CODES, io_ids=io_macro_ids(result.inputs, result.outputs),
+        step_api=_step_api(result), type_codes=_type_codes(result), io_ids=io_macro_ids(result.inputs, result.outputs),
         arena_align=f"{name.upper()}_ALIGN" if result.placement.align >= ARENA_ALIGN else str(ARENA_ALIGN),
         labels=[c_string(n) for n in getattr(result, "labels", ())],
     )

@@ -33,7 +33,7 @@ from ...ir import Function, IRModule, TensorType, Tuple, Var
 from ...ir.types import C_TYPES
 from ..onnx.reader import check_size, first_line, own_buffers, sanitize
 from .int16 import INT16_OPS
-from .registry import CONVERTERS, EFFECTS, TYPES, Graph, Op, S, Tensor, _names, check_types
+from .registry import CONVERTERS, EFFECTS, MULTI_OUTPUTS, TYPES, Graph, Op, S, Tensor, _names, check_types
 from .state import StateTable
 
 from .schema import read_model
@@ -42,7 +42,8 @@ from .weights import densify, fold_weights
 DTYPES = {} if S is None else {
     S.TensorType.FLOAT32: "float32", S.TensorType.FLOAT16: "float16", S.TensorType.INT8: "int8",
     S.TensorType.UINT8: "uint8", S.TensorType.INT16: "int16", S.TensorType.INT32: "int32",
-    S.TensorType.INT64: "int64", S.TensorType.BOOL: "bool"}
+    S.TensorType.INT64: "int64", S.TensorType.BOOL: "bool", S.TensorType.UINT16: "uint16",
+    S.TensorType.UINT32: "uint32", S.TensorType.UINT64: "uint64"}
 
 
 
@@ -259,7 +260,8 @@ def convert_op(g: Graph, op: Op) -> None:
     max_version, fn = CONVERTERS[op.name]
     if op.version > max_version:
         raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
-    if not op.inputs or op.inputs[0] is None or not op.outputs or len(op.outputs) > 1 and op.name not in MULTI_OUTPUT:
+    multi = op.name in MULTI_OUTPUT or op.name in MULTI_OUTPUTS
+    if not op.inputs or op.inputs[0] is None or not op.outputs or len(op.outputs) > 1 and not multi:
         raise op.error(f"expects inputs and one output, got {len(op.inputs)} inputs, {len(op.outputs)} outputs")
     need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
     if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):

@@ -113,6 +113,10 @@ def effect(*names: str, max_version: int):
     return deco
 
 
+#: ops with several outputs whose converters return a list, one value per output (beside reader.MULTI_OUTPUT)
+MULTI_OUTPUTS: set[str] = set()
+
+
 # ----------------------------------------------------------------------------------------- the graph
 
 class Graph:
