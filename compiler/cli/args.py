@@ -13,7 +13,7 @@ from ..validate import criterion
 from ..memory import PLANNERS
 from ..passes.pipeline import PASS_NAMES
 from ..targets import TARGETS
-from ..tune.command import RAM_LIMIT_HELP, int_at_least
+from ..tune.command import RAM_LIMIT_HELP, int_at_least, specialize_options
 
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
@@ -88,6 +88,7 @@ def _common(p: argparse.ArgumentParser, model_option: bool = False) -> None:
     p.add_argument("--stateful", metavar="IN=OUT,...", action=_JoinPairs, help="graph input/output pairs (names) that carry state "
                    "between runs: each IN becomes persistent state, updated from OUT after every run, zeroed by reset "
                    "(repeatable)")
+    specialize_options(p)
     p.add_argument("--skip-zero-activations", action="store_true", help="int8 pointwise conv / fully connected "
                    "kernels skip groups of input activations at the zero point (exact; data-dependent time)")
     p.add_argument("--wcet", action="store_true", help="real-time mode: no data-dependent branches (bench: per-kernel "

@@ -28,6 +28,11 @@ ARENA_ALIGN = 16     # targets.ARENA_ALIGN (codegen may not import targets): wha
 TYPE_CODES = {"float32": 0, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9}
 
 
+def c_comment(text: str) -> str:
+    """``text`` safe inside a C block comment (no ``*/``, printable ASCII)."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text).replace("*/", "* /")
+
+
 def _isl_macros(kernels) -> list[str]:
     seen = []
     for k in kernels:
@@ -71,6 +76,7 @@ def _step_api(result) -> dict | None:
 
 def emit_sources(result, pool, version: str) -> dict[str, str]:
     name = result.name
+    spec = getattr(result, "specialization", None)
     check_labels(getattr(result, "labels", ()), result.outputs)
     in_q, out_q = _io_quant(result)
     ctx = dict(
@@ -83,6 +89,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         step_api=_step_api(result), type_codes=TYPE_CODES, io_ids=io_macro_ids(result.inputs, result.outputs),
         arena_align=f"{name.upper()}_ALIGN" if result.placement.align >= ARENA_ALIGN else str(ARENA_ALIGN),
         labels=[c_string(n) for n in getattr(result, "labels", ())],
+        specialized=[c_comment(line) for line in spec.lines()] if spec else [],
     )
     uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
     ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []
@@ -107,6 +114,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         "files": sorted([*files, "metadata.json"]),
         "inputs": _io_json(result.inputs, in_q), "outputs": _io_json(result.outputs, out_q),
         **({"labels": list(result.labels)} if getattr(result, "labels", ()) else {}),
+        **({"specialization": spec.as_json()} if spec else {}),
         "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "in_offsets": s.in_offsets,
                      "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes, "kind": s.kernel.kind, "variant": s.kernel.variant,
                      **({"in_bases": s.in_bases, "out_base": s.out_base} if result.states or result.io_caller

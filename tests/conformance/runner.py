@@ -52,6 +52,7 @@ PARAM_SLOTS = {
 }
 PARAM_SLOTS.update({"Gather": (1,), "Expand": (1,), "Tile": (1,), "PRelu": (1,), "Where": (0,)})  # opsmisc
 PARAM_SLOTS.update({"LSTM": (1, 2, 3, 4, 7), "GRU": (1, 2, 3, 4)})  # rnn: W, R, B, sequence_lens, P
+PARAM_SLOTS.update({"If": (0,), "Loop": (0, 1)})   # control flow: the condition, the trip count (--bind)
 # op types run beside node_tests.CNN_OPS (the mcu preset's default list)
 EXTRA_OPS = ["LSTM", "GRU"]
 ALL_KINDS = ("node", "pytorch-converted", "pytorch-operator", "simple")
