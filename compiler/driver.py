@@ -19,6 +19,7 @@ from .cost.records import apply_global, load_records
 from .errors import TinyfuseError
 from .frontend.detect import model_format
 from .frontend.onnx.reader import from_onnx, load_onnx
+from .frontend.onnx.patterns import FRONTEND_PASSES
 from .frontend.onnx.specialize import Specialization, specialize
 from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
 from .lower import ConstPool, Kernel, lower_for_arena
@@ -31,10 +32,12 @@ from .memory.io_buffers import caller_owned, with_caller_io
 from .memory.state import StateInfo, external_values, layout_states, locator, ring_copies
 from .options import CompileOptions
 from .passes import run_pipeline
+from .passes.pipeline import PASS_NAMES
 from .passes.io_quant import io_quantization
 from .targets import NoBoardWarning, Placement, fit_problem, get_target
 
 
+PASS_CHOICES = sorted([*PASS_NAMES, *FRONTEND_PASSES])   # --disable-pass: pipeline passes and ONNX recognitions
 STEP_CURSOR_BYTES = 16     # --max-step-instructions: the step index lives in the arena, after the plan
 
 
@@ -190,7 +193,9 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     """
     tgt = get_target(target)
     placement = _placement(weights_section=weights_section, arena_section=arena_section, code_section=code_section, align=align)
-    model_hash, ir, spec = _load(model, name, input_shapes, bind)
+    early = set(disabled_passes) & set(FRONTEND_PASSES)      # pattern recognition runs in the ONNX frontend
+    disabled_passes = [p for p in disabled_passes if p not in early]
+    model_hash, ir, spec = _load(model, name, input_shapes, bind, early)
     if stateful:
         from .frontend.onnx.stateful_io import mark_stateful, parse_pairs
         ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
@@ -288,7 +293,7 @@ def stateful_pairs(text: str) -> tuple[tuple[str, str], ...]:
     return parse_pairs(text)
 
 
-def _load(model, name: str | None, input_shapes=(), bind=()):
+def _load(model, name: str | None, input_shapes=(), bind=(), disabled=()):
     """(model hash, IR module, Specialization) of an ONNX model (path or ModelProto) or a TFLite model
     (path or bytes); a path's format is told by its content ('TFL3'), not its suffix. The hash is the
     specialised model's (``input_shapes``, ``bind``), so tuning records follow the shapes compiled."""
@@ -310,7 +315,7 @@ def _load(model, name: str | None, input_shapes=(), bind=()):
         bind = [bind]
     model, spec = specialize(model, input_shapes, bind)
     digest = hashlib.sha256(model.SerializeToString()).hexdigest()[:16]
-    return digest, _with_io_quant(from_onnx(model, name)), spec
+    return digest, _with_io_quant(from_onnx(model, name, disabled)), spec
 
 
 def specialized_model(path, input_shapes=(), bind=()):

@@ -11,7 +11,7 @@ from ..options import IO_BUFFERS, KERNEL_CHOICES, SPARSE_CHOICES
 from ..quantize import add_parser as add_quantize_parser
 from ..validate import criterion
 from ..memory import PLANNERS
-from ..passes.pipeline import PASS_NAMES
+from ..driver import PASS_CHOICES
 from ..targets import TARGETS
 from ..tune.command import RAM_LIMIT_HELP, int_at_least, specialize_options
 
@@ -54,8 +54,8 @@ def _common(p: argparse.ArgumentParser, model_option: bool = False) -> None:
     p.add_argument("--target", default="host", choices=list(TARGETS), metavar="TARGET",
                    help=f"target to compile for: {', '.join(TARGETS)} (default host; all but host run under qemu)")
     p.add_argument("--name", help="C identifier prefix of the generated API (default: file stem)")
-    p.add_argument("--disable-pass", action="append", default=[], metavar="NAME", choices=PASS_NAMES,
-                   help=f"skip a pass of the pipeline (repeatable): {', '.join(PASS_NAMES)}")
+    p.add_argument("--disable-pass", action="append", default=[], metavar="NAME", choices=PASS_CHOICES,
+                   help=f"skip a pass of the pipeline or an ONNX layer recognition (repeatable): {', '.join(PASS_CHOICES)}")
     p.add_argument("--dump-ir", metavar="DIR", help="write the IR after each pass into DIR")
     p.add_argument("--planner", default="best", choices=list(PLANNERS), metavar="PLANNER",
                    help=f"memory planner: {', '.join(PLANNERS)} (default best)")

@@ -100,3 +100,101 @@ def scan_sum(steps: int = 5, n: int = 4, reverse: bool = True, axis: int = 1) ->
                           [helper.make_tensor_value_info("s", F, None), helper.make_tensor_value_info("ys", F, None)],
                           [_init("s0", np.linspace(-1, 1, n).astype(np.float32))])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+# ----------------------------------------------------------------------------------------- decomposed layers
+
+def _c(name: str, v, dtype=np.float32) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.asarray(v, dtype), name)
+
+
+def _ln(square="pow", divide="div", affine=True, axes=(-1,), opset=17, twin=False, gamma_shape=(8,)):
+    """LayerNorm spelled out: mean, x - mean, its square (Pow 2 or d·d), mean, + eps, Sqrt, Div (or
+    Mul by Reciprocal), then · gamma + beta."""
+    red = (lambda i, o: N("ReduceMean", [i, "axes"], [o])) if opset >= 18 else \
+        (lambda i, o: N("ReduceMean", [i], [o], axes=list(axes)))
+    nodes = [red("x", "m"), N("Sub", ["x", "m"], ["d"])]
+    if twin:
+        nodes.append(N("Sub", ["x", "m"], ["d2"]))
+    base = "d2" if twin else "d"
+    nodes.append(N("Pow", [base, "two"], ["p"]) if square == "pow" else N("Mul", [base, base], ["p"]))
+    nodes += [red("p", "v"), N("Add", ["eps", "v"], ["ve"]), N("Sqrt", ["ve"], ["s"])]
+    out = "n" if affine else "y"
+    nodes += [N("Div", ["d", "s"], [out])] if divide == "div" else \
+        [N("Reciprocal", ["s"], ["r"]), N("Mul", ["d", "r"], [out])]
+    if affine:
+        nodes += [N("Mul", ["n", "g"], ["ng"]), N("Add", ["ng", "b"], ["y"])]
+    rng = np.random.default_rng(5)
+    inits = [_c("two", 2.0), _c("eps", 1e-5), _c("g", rng.standard_normal(gamma_shape)),
+             _c("b", rng.standard_normal(gamma_shape[-1:])), _c("axes", list(axes), np.int64)]
+    return nodes, inits, opset
+
+
+def _gelu(form: str):
+    """GELU spelled out as exporters write it (torch: Div √2 ... · 0.5; HF: 0.5 · x · (1 + erf(x · 1/√2));
+    tanh forms with x³ as Pow, as products, or factored)."""
+    c = {"half": 0.5, "one": 1.0, "sq2": 1.4142135, "isq2": 0.70710678, "two": 2.0, "three": 3.0,
+         "k": 0.7978845608, "a": 0.044715}
+    tail_x = [N("Add", ["act", "one"], ["u"]), N("Mul", ["x", "u"], ["xu"]), N("Mul", ["xu", "half"], ["y"])]
+    forms = {
+        "erf_torch": [N("Div", ["x", "sq2"], ["t"]), N("Erf", ["t"], ["act"]), *tail_x],
+        "erf_hf": [N("Mul", ["x", "isq2"], ["t"]), N("Erf", ["t"], ["act"]), N("Add", ["one", "act"], ["u"]),
+                   N("Mul", ["half", "x"], ["hx"]), N("Mul", ["hx", "u"], ["y"])],
+        "erf_div2": [N("Div", ["x", "sq2"], ["t"]), N("Erf", ["t"], ["act"]), N("Add", ["act", "one"], ["u"]),
+                     N("Mul", ["u", "x"], ["xu"]), N("Div", ["xu", "two"], ["y"])],
+        "tanh_pow": [N("Pow", ["x", "three"], ["x3"]), N("Mul", ["a", "x3"], ["q"]), N("Add", ["x", "q"], ["i"]),
+                     N("Mul", ["i", "k"], ["t"]), N("Tanh", ["t"], ["act"]), *tail_x],
+        "tanh_products": [N("Mul", ["x", "x"], ["x2"]), N("Mul", ["x", "x2"], ["x3"]), N("Mul", ["x3", "a"], ["q"]),
+                          N("Add", ["q", "x"], ["i"]), N("Mul", ["k", "i"], ["t"]), N("Tanh", ["t"], ["act"]), *tail_x],
+        "tanh_factored": [N("Mul", ["x", "x"], ["x2"]), N("Mul", ["x2", "a"], ["q"]), N("Add", ["one", "q"], ["w"]),
+                          N("Mul", ["x", "w"], ["xw"]), N("Mul", ["xw", "k"], ["t"]), N("Tanh", ["t"], ["act"]), *tail_x],
+        "wrong_constant": [N("Div", ["x", "two"], ["t"]), N("Erf", ["t"], ["act"]), *tail_x],
+    }
+    return forms[form], [_c(k, v) for k, v in c.items()], 17
+
+
+def _softmax(form: str):
+    """Softmax spelled out along one axis: with / without the max subtraction, Div or Mul(Reciprocal)."""
+    ax = [("axes1", [1], np.int64), ("axes_last", [-1], np.int64), ("axes12", [1, 2], np.int64)]
+    red = "axes12" if form == "two_axes" else "axes1" if form == "axis1" else "axes_last"
+    exp_in = "x"
+    nodes = []
+    if form in ("max_sub", "axis1", "reciprocal"):
+        nodes += [N("ReduceMax", ["x"], ["mx"], axes=[1] if form == "axis1" else [-1]), N("Sub", ["x", "mx"], ["z"])]
+        exp_in = "z"
+    nodes += [N("Exp", [exp_in], ["e"]), N("ReduceSum", ["e", red], ["s"])]
+    nodes += [N("Reciprocal", ["s"], ["r"]), N("Mul", ["e", "r"], ["y"])] if form == "reciprocal" else \
+        [N("Div", ["e", "s"], ["y"])]
+    return nodes, [_c(n, v, t) for n, v, t in ax], 17
+
+
+def _silu(form: str):
+    nodes = {"x_sig": [N("Sigmoid", ["x"], ["s"]), N("Mul", ["x", "s"], ["y"])],
+             "sig_x": [N("Sigmoid", ["x"], ["s"]), N("Mul", ["s", "x"], ["y"])],
+             "sig_shared": [N("Sigmoid", ["x"], ["s"]), N("Mul", ["s", "x"], ["m"]), N("Add", ["m", "s"], ["y"])]}[form]
+    return nodes, [], 17
+
+
+def decomposed(kind: str, form: str, shape=(1, 5, 8)) -> onnx.ModelProto:
+    """A MatMul (a weight [8, 8]) feeding the decomposed layer ``kind`` in spelling ``form``, on x of
+    ``shape``; the model's input is ``inp``."""
+    builders = {"layer_norm": lambda: _ln(**LN_FORMS[form]), "gelu": lambda: _gelu(form),
+                "softmax": lambda: _softmax(form), "silu": lambda: _silu(form)}
+    nodes, inits, opset = builders[kind]()
+    nodes = [N("MatMul", ["inp", "w_in"], ["x"])] + nodes
+    inits = inits + [_c("w_in", np.random.default_rng(9).standard_normal((shape[-1], shape[-1])) * 0.5)]
+    g = helper.make_graph(nodes, f"{kind}_{form}", [helper.make_tensor_value_info("inp", F, list(shape))],
+                          [helper.make_tensor_value_info("y", F, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+LN_FORMS = {
+    "pow_div_affine": {}, "mul_reciprocal": dict(square="mul", divide="reciprocal", affine=False),
+    "axes_input_opset18": dict(opset=18, axes=(1, 2), gamma_shape=(5, 8)), "twin_sub": dict(twin=True),
+    "gamma_1x1xC": dict(gamma_shape=(1, 1, 8)),
+}
+FUSED = {"layer_norm": "nn.layer_norm", "gelu": "nn.gelu", "softmax": "nn.softmax", "silu": "nn.silu"}
+DECOMPOSED_CASES = [("layer_norm", f) for f in LN_FORMS] + \
+    [("gelu", f) for f in ("erf_torch", "erf_hf", "erf_div2", "tanh_pow", "tanh_products", "tanh_factored")] + \
+    [("softmax", f) for f in ("max_sub", "no_max", "axis1", "reciprocal")] + \
+    [("silu", f) for f in ("x_sig", "sig_x", "sig_shared")]

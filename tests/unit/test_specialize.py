@@ -157,3 +157,12 @@ def test_tflite_refuses_the_flags(tmp_path):
         compile_model(str(tflite), input_shapes=["x=1"])
 
 
+
+
+def test_unbound_sample_rate_names_the_input_to_bind():
+    """The VAD's condition is Equal(sr, 16000): one error naming the If and the input to bind."""
+    with pytest.raises(TinyfuseError) as e:
+        compile_model(gm.vad_stub())
+    msg = str(e.value)
+    assert "condition of If 'p'" in msg or msg.startswith("node 'p' (If,"), msg   # Equal unsupported, or converted
+    assert "input 'sr'" in msg and "--bind NAME=VALUE" in msg and "\n" not in msg

@@ -178,6 +178,36 @@ def _scan(node: Node, states: list[Expr], xs: list[Expr], run_graph: Callable) -
     return [*states, *stacked]
 
 
+def condition_feeders(nodes) -> dict[str, str]:
+    """Value name → 'If 'name'' / 'Loop 'name'' for every value the condition (or trip count) of a
+    control-flow node is computed from, walking producers back from it."""
+    producer = {o: n for n in nodes for o in n.output if o}
+    out: dict[str, str] = {}
+    for n in nodes:
+        starts = [n.input[0]] if n.op_type == "If" else [i for i in n.input[:2] if i] if n.op_type == "Loop" else []
+        stack = [i for i in starts if i]
+        while stack:
+            v = stack.pop()
+            if v in out or v not in producer:
+                continue
+            out[v] = f"{n.op_type} '{shown(n.name or n.output[0])}'"
+            stack += [i for i in producer[v].input if i]
+    return out
+
+
+def unsupported_condition(node: Node, args: list, feeders: dict[str, str]):
+    """The error for an unsupported node that computes a control-flow condition at run time (bind its
+    inputs and it folds), or None."""
+    user = next((feeders[o] for o in node.proto.output if o in feeders), None)
+    if user is None:
+        return None
+    deps = list(dict.fromkeys(d for a in args if a is not None for d in _runtime_inputs(a)))
+    src = f" from input {', '.join(repr(shown(d)) for d in deps)}" if deps else ""
+    return node.error(f"operator not supported by tinyfuse; it computes the condition of {user}{src} at run time",
+                      "bind the inputs it depends on (--bind NAME=VALUE) so it folds at compile time")
+
+
 CONTROL_FLOW: dict[str, Callable] = {"If": inline_if, "Loop": unroll_loop, "Scan": unroll_scan}
 
-__all__ = ["CONTROL_FLOW", "MAX_UNROLL", "inline_if", "unroll_loop", "unroll_scan"]
+__all__ = ["CONTROL_FLOW", "MAX_UNROLL", "condition_feeders", "inline_if", "unroll_loop", "unroll_scan",
+           "unsupported_condition"]

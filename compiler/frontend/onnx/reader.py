@@ -27,7 +27,8 @@ from ...userdir import input_file
 from ...ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call, get_op
 from ...ir.types import C_TYPES
 from .quant import MS_DOMAIN_OPS, check_ms_inputs
-from .control_flow import CONTROL_FLOW
+from .control_flow import CONTROL_FLOW, condition_feeders, unsupported_condition
+from .patterns import PATTERN_CONVERTERS, PATTERN_DOMAIN, recognize
 from .registry import CONVERTERS, Node, shown
 from .specialize import specialize
 
@@ -241,8 +242,13 @@ def convert_nodes(nodes, env, opset: int, declared: int) -> None:
     parents are the enclosing graphs' values for a subgraph). If / Loop / Scan are inlined or unrolled
     at compile time (control_flow.py: a constant condition, a static trip count), every other node goes
     through its converter (or folds)."""
+    feeders = condition_feeders(nodes)
     for proto in nodes:
         node = Node(proto, opset, declared)
+        if proto.domain == PATTERN_DOMAIN:       # a decomposed layer recognised by patterns.py
+            outs = [PATTERN_CONVERTERS[proto.op_type](node, [env[i] if i else None for i in proto.input])]
+            env[proto.output[0]] = outs[0]
+            continue
         if proto.domain not in ("", "ai.onnx") and not (proto.domain == "com.microsoft"
                                                          and proto.op_type in MS_DOMAIN_OPS):
             raise node.error(f"operator domain '{shown(proto.domain)}' is not supported")
@@ -256,7 +262,12 @@ def convert_nodes(nodes, env, opset: int, declared: int) -> None:
             check_schema(node)
             if proto.domain == "com.microsoft":
                 check_ms_inputs(node)
-            outs = convert_node(node, [env[i] if i else None for i in proto.input])
+            args = [env[i] if i else None for i in proto.input]
+            if proto.op_type not in CONVERTERS and not all(a is None or isinstance(a, Constant) for a in args):
+                error = unsupported_condition(node, args, feeders)
+                if error is not None:
+                    raise error
+            outs = convert_node(node, args)
         for oname, e in zip(proto.output, outs):
             if oname:
                 env[oname] = e
@@ -276,13 +287,15 @@ def convert_subgraph(graph: onnx.GraphProto, outer, local: dict, owner: Node) ->
     return [scope[o.name] for o in graph.output]
 
 
-def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> IRModule:
-    """Convert an ONNX model (or a path) to an IRModule in NCHW with original I/O dtypes."""
+def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None, disabled=()) -> IRModule:
+    """Convert an ONNX model (or a path) to an IRModule in NCHW with original I/O dtypes. Decomposed
+    layers are recognised first (patterns.py), but those of ``disabled`` (patterns.FRONTEND_PASSES names)."""
     if not isinstance(model, onnx.ModelProto):
         name = name or sanitize(Path(model).stem)
         model = load_onnx(model)
     declared = default_opset(model)                  # errors name the opset the model declares
     model = upgrade_opset(specialize(model)[0])      # a symbolic batch dim alone: 1; any other: the error
+    model, _ = recognize(model, disabled)            # LayerNorm, GELU, SiLU, Softmax spelled out in ops
     name = sanitize(name or model.graph.name or "model")
     opset = default_opset(model)
     if not model.graph.output:
