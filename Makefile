@@ -82,7 +82,9 @@ bench: setup
 	$(VPY) benchmarks/fusion_ablation.py
 
 # ONNX backend node tests (mcu preset, node + pytorch-converted) end to end: pass/fail per op, total;
-# fails on a case outside tests/conformance/expected_failures.txt or an expected failure that passes
+# fails on a case outside tests/conformance/expected_failures.txt or an expected failure that passes.
+# CONFORMANCE_ARGS="--preset all --json build/conformance_all.json": the whole suite (every op, dtype and
+# _expanded body; node, pytorch-converted, pytorch-operator, simple): pass / clear error / fail per op
 conformance: setup
 	$(VPY) -m tests.conformance.runner $(CONFORMANCE_ARGS)
 

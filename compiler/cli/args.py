@@ -11,9 +11,9 @@ from ..options import IO_BUFFERS, KERNEL_CHOICES, SPARSE_CHOICES
 from ..quantize import add_parser as add_quantize_parser
 from ..validate import criterion
 from ..memory import PLANNERS
-from ..passes.pipeline import PASS_NAMES
+from ..driver import PASS_CHOICES
 from ..targets import TARGETS
-from ..tune.command import RAM_LIMIT_HELP, int_at_least
+from ..tune.command import RAM_LIMIT_HELP, int_at_least, specialize_options
 
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
@@ -49,8 +49,8 @@ class _JoinPairs(argparse.Action):
 def build_options(p: argparse.ArgumentParser) -> None:
     """The compile options that change a build (``cost.records.build_options``): compile, run, bench,
     report, validate, project and tune take them alike (tune records them with every measured build)."""
-    p.add_argument("--disable-pass", action="append", default=[], metavar="NAME", choices=PASS_NAMES,
-                   help=f"skip a pass of the pipeline (repeatable): {', '.join(PASS_NAMES)}")
+    p.add_argument("--disable-pass", action="append", default=[], metavar="NAME", choices=PASS_CHOICES,
+                   help=f"skip a pass of the pipeline or an ONNX layer recognition (repeatable): {', '.join(PASS_CHOICES)}")
     p.add_argument("--planner", default="best", choices=list(PLANNERS), metavar="PLANNER",
                    help=f"memory planner: {', '.join(PLANNERS)} (default best)")
     p.add_argument("--rounding", default="double", choices=("double", "single"),
@@ -100,6 +100,7 @@ def _common(p: argparse.ArgumentParser, model_option: bool = False) -> None:
                    "between runs: each IN becomes persistent state, updated from OUT after every run, zeroed by reset "
                    "(repeatable)")
     build_options(p)
+    specialize_options(p)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 

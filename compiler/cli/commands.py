@@ -62,7 +62,8 @@ def _compile_model(args):
                          realtime=dict(skip_zero_activations=args.skip_zero_activations, wcet=args.wcet,
                                        max_step_instructions=args.max_step_instructions or 0), io_buffers=getattr(args, "io_buffers", "arena"),
                          sparse=getattr(args, "sparse", None), flash_limit=flash_limit,
-                         labels=read_labels(getattr(args, "class_labels", None)), **placement)
+                         labels=read_labels(getattr(args, "class_labels", None)),
+                         input_shapes=getattr(args, "input_shapes", ()), bind=getattr(args, "bind", ()), **placement)
 
 
 def cmd_compile(args) -> int:

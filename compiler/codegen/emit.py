@@ -40,6 +40,11 @@ def _type_codes(result) -> dict[str, int]:
     return {**TYPE_CODES, **{d: c for d, c in WIDE_TYPE_CODES.items() if d in used}}
 
 
+def c_comment(text: str) -> str:
+    """``text`` safe inside a C block comment (no ``*/``, printable ASCII)."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text).replace("*/", "* /")
+
+
 def _isl_macros(kernels) -> list[str]:
     seen = []
     for k in kernels:
@@ -83,6 +88,7 @@ def _step_api(result) -> dict | None:
 
 def emit_sources(result, pool, version: str) -> dict[str, str]:
     name = result.name
+    spec = getattr(result, "specialization", None)
     check_labels(getattr(result, "labels", ()), result.outputs)
     in_q, out_q = _io_quant(result)
     ctx = dict(
@@ -95,6 +101,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         step_api=_step_api(result), type_codes=_type_codes(result), io_ids=io_macro_ids(result.inputs, result.outputs),
         arena_align=f"{name.upper()}_ALIGN" if result.placement.align >= ARENA_ALIGN else str(ARENA_ALIGN),
         labels=[c_string(n) for n in getattr(result, "labels", ())],
+        specialized=[c_comment(line) for line in spec.lines()] if spec else [],
     )
     uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
     ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []
@@ -121,6 +128,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         "files": sorted([*files, "metadata.json"]),
         "inputs": _io_json(result.inputs, in_q), "outputs": _io_json(result.outputs, out_q),
         **({"labels": list(result.labels)} if getattr(result, "labels", ()) else {}),
+        **({"specialization": spec.as_json()} if spec else {}),
         "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "in_offsets": s.in_offsets,
                      "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes, "kind": s.kernel.kind, "variant": s.kernel.variant,
                      **({"in_bases": s.in_bases, "out_base": s.out_base} if result.states or result.io_caller
