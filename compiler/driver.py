@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._version import __version__
-from .codegen.emit import emit_sources
+from .codegen.emit import CONST_TYPES, emit_sources
+from .codegen.share import share_bodies
 from .codegen.names import model_name
 from .cost.knobs import Knobs
 from .cost.records import apply_global, build_options, load_records
@@ -398,6 +399,8 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     _plan_steps(steps, options)
     if options.weights_dtype == "float16":
         half_weights(pool, list({id(s.kernel): s.kernel for s in steps}.values()))
+    share_bodies([s.kernel for s in steps if not s.copy], pool.prefix,
+                 {n: CONST_TYPES[str(a.dtype)] for n, a in pool.arrays})
     n_params, n_outs = len(func.params) - len(mod.states), len(outputs) - len(mod.states)
     def offset(v) -> int:            # caller-owned I/O: each at its own pointer; an empty value: nowhere
         return arena.offset(v) if options.io_buffers == "arena" and v.ty.nbytes else 0

@@ -334,7 +334,11 @@ def lower_fused_chain(fn: Function, ctx: LowerCtx) -> Kernel:
     b = _Build(ctx, chain, plan, {id(chain.members[p]): _ring_expr(plan, p) for p in range(plan.final)})
     bodies, scheds, ops, stage_kinds, headers = {}, [], [], [], []
     ref_stage = dsp_stage = False
-    scratch = -(-plan.scratch_bytes // 4) * 4        # im2col columns go after the line buffers
+    # im2col columns go after the line buffers, one area for every stage: the schedule ([j, t, i, a, b, ...],
+    # linebuf.stage_schedule) runs a stage's column fill and the blocks that read it at one pixel pair
+    # before the next fill, and stage i's whole row step before stage i + 1's, so no column outlives its stage
+    lines = -(-plan.scratch_bytes // 4) * 4
+    scratch = lines
     for i, (mc, st) in enumerate(zip(chain.members, chain.stages)):
         anchor, epi_ops, _ = conv_group(mc.op)
         ops += [anchor.op] + [c.op for c in epi_ops]
@@ -343,8 +347,8 @@ def lower_fused_chain(fn: Function, ctx: LowerCtx) -> Kernel:
         stage_kinds.append(kind)
         if kind != "chain.ref":
             dsp_stage = True
-            stmts, col_bytes = _dsp_stage(b, i, kind, st, mc, anchor, epi, scratch)
-            scratch += -(-col_bytes // 4) * 4
+            stmts, col_bytes = _dsp_stage(b, i, kind, st, mc, anchor, epi, lines)
+            scratch = max(scratch, lines + -(-col_bytes // 4) * 4)
             headers = [*HEADERS, *b.headers]
             scheds += _dsp_schedules(plan, i, stmts, bodies)
         else:

@@ -34,15 +34,13 @@ def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 MAX_GROUPS = 1   # channel loops, one per shift value (each a copy of the kernel body, ~2 KB); more: e, hz per channel
 
 
-def _table(w: np.ndarray, init: np.ndarray, sr) -> tuple[np.ndarray, list[tuple]]:
-    """[K][words] int32 rows, per channel: per kernel line (W01, W12), the start value, then (short
-    requantize) m, and hz, e unless they are per-group constants; last the channel index. Rows sorted by
-    shift, and the groups [(first row, end row, e, hz)] (e, hz None: per channel)."""
+def _table(w: np.ndarray, init: np.ndarray, sr) -> tuple[np.ndarray, np.ndarray, list[tuple]]:
+    """Per channel, rows sorted by shift: the [K][9] int8 weights (kernel line by line; the kernel builds
+    the int16 pairs W01, W12 of each line once per channel), and [K][words] int32: the start value,
+    then (short requantize) m, and hz, e unless they are per-group constants; last the channel index.
+    The groups [(first row, end row, e, hz)] (e, hz None: per channel)."""
     K = w.shape[0]
-    cols = []
-    for r in range(3):
-        cols += [_pairs(w[:, r, 0], w[:, r, 1]), _pairs(w[:, r, 1], w[:, r, 2])]
-    cols.append(init.astype(np.int32))
+    cols = [init.astype(np.int32)]
     order, groups = np.arange(K), [(0, K, None, None)]
     if sr is not None:
         cols.append(sr.m)
@@ -55,7 +53,8 @@ def _table(w: np.ndarray, init: np.ndarray, sr) -> tuple[np.ndarray, list[tuple]
         else:
             cols += [sr.hz, sr.e]
     cols.append(np.arange(K, dtype=np.int32))
-    return np.stack(cols, axis=1).astype(np.int32)[order], groups
+    w8 = np.ascontiguousarray(w.reshape(K, 9).astype(np.int8)[order])
+    return w8, np.stack(cols, axis=1).astype(np.int32)[order], groups
 
 
 def lines_of(g, columns: bool) -> dict:
@@ -114,12 +113,13 @@ def build_dw_rows(fn: Function, anchor, epi, pool, name: str, g, columns: bool) 
     wl = w.transpose(0, 2, 1) if columns else w          # [k][kernel line][tap along the line]
     if sr is None and np.any(np.abs(fold) >= 2 ** 31):
         return None
-    table, groups = _table(2 * wl, sr.bias2, sr) if sr is not None else _table(wl, fold, None)
+    w8, table, groups = _table(wl, sr.bias2, sr) if sr is not None else _table(wl, fold, None)
     L = {**lines_of(g, columns), "src": epi.param_names[id(anchor.args[0])]}
     outs = _stores(epi, sr, L, columns)
     tname = pool.ref(table, key=("dw_rows", id(anchor)))
+    wname = pool.ref(w8, key=("dw_rows_w8", id(anchor)))
     body = template("depthwise/arm_dsp_rows.c.j2").module.body(
-        L, tname, g.zp, table.shape[1], groups, outs)
+        L, tname, g.zp, table.shape[1], groups, outs, wname, 2 if sr is not None else 1)
     return Kernel(name, [p.ty for p in fn.params], fn.body.ty, body, ["int16_t *ring = (int16_t *)scratch;"],
                   macs=g.macs, scratch_bytes=3 * L["RS"] * 2, headers=[*HEADERS, REQUANT_ARM_HEADER])
 

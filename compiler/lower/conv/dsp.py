@@ -36,10 +36,10 @@ WIDE_CHANNELS, WIDE_STEPS, WIDE_BODY = 4, 16, 8
 # when it divides them (128 -> 128: 1.277 -> 1.260; a full unroll of 32 groups 1.230 for +16 KB of code
 # on VWW-like). The fully connected kernel (matmul_arm) keeps WIDE_CHANNELS.
 CONV_CHANNELS, CONV_BODY = 3, 16
-# Direct-mode (pointwise) main blocks unroll fully up to DIRECT_STEPS groups, longer reductions loop over
-# DIRECT_STEPS groups when it divides them: VWW-like (six 128 -> 128 pointwise layers) 1.617 -> 1.602
-# instr/MAC for +10 KB of code, its 256 -> 256 layer 1.260 -> 1.254 for +1.7 KB (column mode gains
-# nothing: ResNet-8 1.423 -> 1.433 with 32).
+# Longer unrolls are a tuning knob (``unroll``), not the default: a direct-mode (pointwise) main block
+# unrolled over DIRECT_STEPS groups buys < 1% (VWW-like, six 128 -> 128 pointwise layers: 1.617 -> 1.602
+# instr/MAC) for +10 KB of code, its 256 -> 256 layer 1.260 -> 1.254 for +1.7 KB (column mode gains
+# nothing: ResNet-8 1.423 -> 1.433 with 32); the default unrolls as the column mode does.
 DIRECT_STEPS = 32
 TAIL_BODY = 2
 
@@ -79,7 +79,7 @@ def offer_wide_knobs(ctx, steps: int, full: int) -> None:
     ctx.offer("weights", group_knobs.WEIGHTS)
     ctx.offer("channels", (CONV_CHANNELS, *(c for c in group_knobs.CHANNELS if c != CONV_CHANNELS)))
     default = min(full, steps)
-    ctx.offer("unroll", (0, *(u for u in UNROLLS if u < steps and u != default)))
+    ctx.offer("unroll", (0, *(u for u in UNROLLS if u <= steps and u != default)))
 
 
 def wide_direct(steps: int) -> bool:
@@ -141,15 +141,13 @@ def conv2d_dsp(fn, ctx) -> Kernel:
     wide = wide_direct(K4 // 4)       # 2 pixels x 3 channels, each widened word reused across the block
     mode = "direct" if direct else "col"
     if wide:                          # the tuning knobs of the wide block (lower.group_knobs)
-        offer_wide_knobs(ctx, K4 // 4, DIRECT_STEPS if direct else WIDE_STEPS)
+        offer_wide_knobs(ctx, K4 // 4, WIDE_STEPS)
     och = ctx.knob("channels", CONV_CHANNELS) if wide else 2
     w16 = wide and ctx.widened
 
     def micro(x, w, inits, npix, nch, outs):
         if wide:
             full, body = wide_unroll(K4 // 4, npix, nch, g.N * g.P, g.K, och)
-            if direct and full:
-                full, body = DIRECT_STEPS, DIRECT_STEPS if (K4 // 4) % DIRECT_STEPS == 0 else body
             full, body = unroll_knobs(ctx, K4 // 4, full, body)
             return t.wide_block(npix, nch, K4 // 4, x, g.C, w, K4, inits, outs, full=full, body=body, mode=mode,
                                 w16=w16)
