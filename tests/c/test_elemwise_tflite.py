@@ -227,6 +227,7 @@ def test_int16_select_v2_copies_stored_values(tmp_path, q):
     (lambda: unary_model("ABS", (2, 3), "int16"), r"ABS v1.*element type int16"),
     (lambda: compare_model((2, 3), (2, 3), "int8", (1.5, 0), (0.5, 0), ["LESS"]), r"LESS v1.*scale >= 1"),
     (lambda: unary_model("ZEROS_LIKE", (2, 3)), r"a model output is a constant"),
+    (lambda: unary_model("LOGISTIC", (2, 3), "int16"), r"LOGISTIC v1.*int16 tensor .* has no quantization"),
 ])
 def test_refusals_are_one_line(model, message):
     from tinyfuse.driver import compile_model

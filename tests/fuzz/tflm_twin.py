@@ -94,7 +94,7 @@ FLOAT = ["CONV_2D(f32)", "DEPTHWISE_CONV_2D(f32)", "FULLY_CONNECTED(f32)", "CONV
 SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "SIMD CONV+ADD", "DW+ADD", "FC+ADD",
              "CONV>DW>CONV", "SIMD POOL"] * 2 + ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CONV+ADD", "DW+CONV",
                                                  "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
-INT16 = [o for o in OPS if o.endswith("(i16)")]
+INT16 = [o for o in OPS if o.endswith("(i16)") and o not in de.OPS]       # the 16x8 draws
 GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int16": INT16, "signal": list(dsig.DRAWS),
           "elem": list(de.OPS),
           "int8": [o for o in OPS if o not in FLOAT and o not in INT16 and o not in dsig.DRAWS and o not in de.NOT_INT8],
