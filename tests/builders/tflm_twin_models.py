@@ -42,7 +42,7 @@ class Net:
 
     def act(self, shape, q=None, name: str = "t", dtype: str | None = None):
         """A non-constant tensor: quantized with ``q`` (int8, or ``dtype`` int16 / int32), else of ``dtype``
-        (default float32; int8, int32, int64, bool) without quantization."""
+        (default float32; int8, int32, int64, uint32, bool) without quantization."""
         if q is None:
             return self.o.me.Tensor(shape=tuple(int(d) for d in shape), dtype=self.tensor_type(dtype or "float32"),
                                     name=self._name(name))
@@ -54,7 +54,7 @@ class Net:
     def tensor_type(self, dtype) -> int:
         """The schema TensorType of a numpy dtype name."""
         return getattr(self.S.TensorType, {"float32": "FLOAT32", "int8": "INT8", "int32": "INT32", "int64": "INT64",
-                                           "int16": "INT16", "bool": "BOOL"}[str(np.dtype(dtype))])
+                                           "int16": "INT16", "uint32": "UINT32", "bool": "BOOL"}[str(np.dtype(dtype))])
 
     def const(self, array, q=None):
         """A constant int8/int32/int64/float32/bool tensor; q: (scale, zero point), a Quantization, or None."""

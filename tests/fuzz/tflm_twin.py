@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from tests.fuzz import twin_draw as d1
+from tests.fuzz import twin_draw_elem as de
 from tests.fuzz import twin_draw_float as df
 from tests.fuzz import twin_draw_int16 as d16
 from tests.fuzz import twin_draw_move as dm
@@ -85,15 +86,18 @@ OPS = {
     "QUANTIZE(i16)": d16.draw_quantize, "MOVE(i16)": d16.draw_move, "MEAN(i16)": d16.draw_mean,
     "DW>CONV>ADD(i16)": d16.draw_chain,
     **dsig.DRAWS,     # TFLM's signal library (twin_draw_signal.py)
+    # element-wise math, comparisons and logic in every TFLM type (twin_draw_elem.py)
+    **de.OPS,
 }
 FLOAT = ["CONV_2D(f32)", "DEPTHWISE_CONV_2D(f32)", "FULLY_CONNECTED(f32)", "CONV>DW>CONV(f32)"]
 # the int8 draws whose kernels have SIMD variants; the SIMD shape-class draws twice as often
 SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "SIMD CONV+ADD", "DW+ADD", "FC+ADD",
              "CONV>DW>CONV", "SIMD POOL"] * 2 + ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CONV+ADD", "DW+CONV",
                                                  "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
-INT16 = [o for o in OPS if o.endswith("(i16)")]
+INT16 = [o for o in OPS if o.endswith("(i16)") and o not in de.OPS]       # the 16x8 draws
 GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int16": INT16, "signal": list(dsig.DRAWS),
-          "int8": [o for o in OPS if o not in FLOAT and o not in INT16 and o not in dsig.DRAWS],
+          "elem": list(de.OPS),
+          "int8": [o for o in OPS if o not in FLOAT and o not in INT16 and o not in dsig.DRAWS and o not in de.NOT_INT8],
           "dsp": [o for o in SIMD_INT8 if "POOL" not in o]}          # Cortex-M4 has no SIMD pool
 DEFAULT_GROUP = {"ref": "all", "arm_dsp": "dsp", "arm_mve": "simd", "arm_fpu": "float"}
 STATUSES = ("exact", "tflm wraps", "tflm refused", "tf refused", "failure")

@@ -47,15 +47,16 @@ def convert_logical_not(g: Graph, op: Op):
     return call("logical_not", g.value(op.inputs[0]), span=op.span)
 
 
-@converter("SELECT_V2", max_version=1, types=("float32", "int8", "bool"), raw_int8=True)
+@converter("SELECT_V2", max_version=1, types=("float32", "int8", "int16", "bool"), raw_int8=True)
 def convert_select_v2(g: Graph, op: Op):
-    """condition ? x : y with broadcasting; int8 bytes copied as they are (TFLM does not rescale)."""
+    """condition ? x : y with broadcasting; int8 and int16 stored values copied as they are, quantized or
+    not (TFLM's select.cc: float32, int8, int16, no rescaling)."""
     if len(op.inputs) < 3 or any(t is None for t in op.inputs[:3]):
         raise op.error("expects 3 input tensors (condition, x, y)")
     cond, x, y = op.inputs[:3]
-    if cond.dtype != "bool" or x.dtype != y.dtype or x.dtype not in ("float32", "int8"):
+    if cond.dtype != "bool" or x.dtype != y.dtype or x.dtype not in ("float32", "int8", "int16"):
         raise op.error(f"condition {cond.dtype}, x {x.dtype}, y {y.dtype}: SELECT_V2 needs a bool condition and "
-                       "x, y of one type (float32, int8)")
+                       "x, y of one type (float32, int8, int16)")
     try:
         np.broadcast_shapes(cond.shape, x.shape, y.shape)
     except ValueError:

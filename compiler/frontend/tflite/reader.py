@@ -248,6 +248,13 @@ EXTRA_TYPES = {name: ("int16",) for name in INT16_OPS} | {"DEQUANTIZE": ("float1
                                                            "QUANTIZE": ("uint8", "int32", "int16")}
 
 
+def _check_types(op: Op) -> None:
+    """The element types of ``op``'s tensors: its converter's ``types`` (an int16 declared there is a
+    plain integer: signal ops, raw integer ops) and EXTRA_TYPES (int16 there is 16x8: quantized)."""
+    types, raw_int8 = TYPES.get(op.name, (("float32", "int8"), False))
+    check_types(op, (*types, *EXTRA_TYPES.get(op.name, ())), raw_int8, raw=tuple(t for t in types if t == "int16"))
+
+
 def convert_op(g: Graph, op: Op) -> None:
     if op.name in EFFECTS:
         max_version, fn = EFFECTS[op.name]
@@ -266,8 +273,7 @@ def convert_op(g: Graph, op: Op) -> None:
     need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
     if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):
         raise op.error(f"expects {need} input tensors, got {sum(t is not None for t in op.inputs)}")
-    types, raw_int8 = TYPES.get(op.name, (("float32", "int8"), False))
-    check_types(op, (*types, *EXTRA_TYPES.get(op.name, ())), raw_int8)
+    _check_types(op)
     try:
         y = fn(g, op)
     except TinyfuseError as e:

@@ -239,9 +239,10 @@ def finish(y: Expr, op: Op, perm=None) -> Expr:
     return transpose(y, perm, op.span) if perm is not None else y
 
 
-def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool = False) -> None:
+def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool = False, raw: tuple[str, ...] = ()) -> None:
     """Every non-constant tensor of ``op`` has an ``allowed`` element type and, unless ``raw_int8``,
-    an int8 tensor has quantization parameters; activations are quantized per tensor."""
+    an int8 tensor has quantization parameters, an int16 one too unless int16 is in ``raw`` (the types
+    an op takes as plain integers); activations are quantized per tensor."""
     for t in [*op.inputs, *op.outputs]:
         if t is None or t.data is not None:
             continue
@@ -249,7 +250,7 @@ def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool = False) -> 
             hint = "tinyfuse runs int8 (TFLite int8 spec), int16x8 and float32 models" + (
                 f"; {op.name} has no int16 (16x8) kernel" if t.dtype == "int16" else "")
             raise op.error(f"tensor '{t.name}' {t} has element type {t.dtype}", hint)
-        if t.dtype in QUANTIZED and not t.quantized and not raw_int8:
+        if t.dtype in QUANTIZED and not t.quantized and not raw_int8 and t.dtype not in raw:
             raise op.error(f"{t.dtype} tensor '{t.name}' {t} has no quantization parameters")
         if t.quantized and t.scale.size > 1:
             raise op.error(f"activation tensor '{t.name}' {t} is quantized per axis; tinyfuse needs per-tensor "
