@@ -137,3 +137,21 @@ def test_several_classes_per_detection_equal_litert(tmp_path):
         w = want[i][:, :count * k]
         assert got[i].reshape(want[i].shape)[:, :count * k].tobytes() == w.tobytes(), i
     assert got[3].tobytes() == want[3].tobytes()
+
+
+@pytest.mark.parametrize("regular", [False, True])
+@pytest.mark.parametrize("int8", [True, False])
+def test_ssd_head_equals_tflm(int8, regular, tmp_path):
+    """An SSD head (tests/builders/tflm_detection.py ssd: CONV_2D box and class predictors, RESHAPE,
+    LOGISTIC, DEQUANTIZE when int8, DETECTION_POSTPROCESS) as a whole network: int8 byte for byte;
+    float the same classes and count, boxes and scores within 1e-5 (the float convolutions' sums)."""
+    model, x = td.ssd(np.random.default_rng(1), int8=int8, use_regular_nms=regular)
+    want = tflm_frames(model, [[x]])[0]
+    got = run_c(model, [x], tmp_path)
+    assert int(want[3][0]) == 6
+    if int8:
+        same(got, want, slots=not regular)
+        return
+    for i, (g, w) in enumerate(zip(got, want)):
+        tol = 1e-5 if i in (0, 2) else 0
+        np.testing.assert_allclose(g.reshape(w.shape), w, rtol=0, atol=tol, err_msg=f"output {i}")
