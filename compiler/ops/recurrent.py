@@ -12,7 +12,8 @@ LSTM [T + 2, D, B, H]: rows 0..T−1 are Y, row T is Y_h (the last h of each dir
 is Y_c; GRU [T + 1, D, B, H]: Y then Y_h.
 
 TFLite's LSTM variants (lstm_eval.cc, float; the converter compiler/frontend/tflite/rnn.py): ``cifg``
-= 1 couples the input gate to the forget gate, i = 1 − f (the W_i, R_i rows are not read); two more
+= 1 couples the input gate to the forget gate, i = 1 − f, and W, R have no input-gate rows ([D, 3·H, .],
+gates o, f, c; the bias keeps its 2·4·H); two more
 operands ``pw`` [D, P, H] and ``pb`` [D, P] project the output, h' = pw · (o ⊙ h(c')) + pb clamped to
 ±``proj_clip`` when > 0; then R is [D, 4·H, P], h0 [D, B, P] and the output is flat float32
 [T·D·B·P + D·B·P + D·B·H]: Y [T, D, B, P], Y_h [D, B, P], Y_c [D, B, H] one after the other. The formulas (ONNX operator docs, default activations
@@ -54,7 +55,8 @@ def _check(op: str, gates: int, args, attrs) -> tuple[int, int, int, int, int]:
     if x.ndim != 3:
         raise TinyfuseError(f"{op}: x must be [T, B, I], got {list(x.shape)}")
     t, batch, inp = x.shape
-    want = {"w": (w, (d, gates * hidden, inp)), "r": (r, (d, gates * hidden, out)),
+    rows = (gates - bool(attrs.get("cifg"))) * hidden          # CIFG: no input-gate rows
+    want = {"w": (w, (d, rows, inp)), "r": (r, (d, rows, out)),
             "b": (b, (d, 2 * gates * hidden)), "h0": (h0, (d, batch, out))}
     if len(args) > 5:
         want.update(c0=(args[5], (d, batch, hidden)), p=(args[6], (d, 3 * hidden)))
@@ -100,6 +102,8 @@ class LSTM(OpDef):
         t_len = x.shape[0]
         out = np.zeros((t_len + 1,) + h0.shape, np.float32)
         cells = np.zeros(c0.shape, np.float32)
+        if cifg:                        # the input-gate rows, never read, as zeros
+            w, r = (np.concatenate([np.zeros((a.shape[0], hs, a.shape[2]), a.dtype), a], axis=1) for a in (w, r))
         for k in range(w.shape[0]):
             h, c = h0[k].astype(np.float32), c0[k].astype(np.float32)
             bias = b[k, :4 * hs] + b[k, 4 * hs:]

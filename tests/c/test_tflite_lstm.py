@@ -177,3 +177,7 @@ def test_float_cifg_projection_vs_litert(tmp_path, case):
     assert len({r.tobytes() for r in refs}) == INVOCATIONS                 # the state carries
     if kw.get("proj_clip"):
         assert np.any(np.abs(np.concatenate(refs)) == np.float32(kw["proj_clip"]))
+    p, h = kw.get("proj", kw["hidden"]), kw["hidden"]
+    gates = 3 if kw.get("cifg") else 4             # CIFG: no input-gate weights stored
+    weights = gates * h * (kw["inp"] + p) + 8 * h + 3 * h + (p * h + p if kw.get("proj") else 0)
+    assert result.weights_bytes == 4 * weights, (result.weights_bytes, 4 * weights)

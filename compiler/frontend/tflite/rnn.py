@@ -40,18 +40,13 @@ def _operand(op: Op, k: int):
 
 
 def _stack(op: Op, first: int, what: str, cifg: bool = False) -> np.ndarray:
-    """The four per-gate constants from operand ``first`` on, stacked in nn.lstm's gate order
-    (``cifg``: zeros for the absent input gate, which the kernel does not read)."""
+    """The per-gate constants from operand ``first`` on, stacked in nn.lstm's gate order (``cifg``: without
+    the absent input gate)."""
     arrays = []
-    for gate in GATES:
+    for gate in GATES[int(cifg):]:
         t = _operand(op, first + TFLITE_GATE[gate])
-        if cifg and gate == "i":
-            shape = _operand(op, first + TFLITE_GATE["f"]).shape
-            arrays.append(np.zeros(shape, np.float32))
-            continue
         if t is None or t.data is None:
-            raise op.error(f"{what} of gate {gate} must be a constant tensor (CIFG models, without the "
-                           "input gate, are not supported)")
+            raise op.error(f"{what} of gate {gate} must be a constant tensor")
         arrays.append(t.data.astype(np.float32))
     return np.concatenate(arrays)
 
@@ -100,11 +95,12 @@ def convert_unidirectional_lstm(g: Graph, op: Op):
     t_len, batch, _ = x.ty.shape
     cifg = op.inputs[1] is None
     w, r = _stack(op, 1, "input weights", cifg), _stack(op, 5, "recurrent weights", cifg)
-    hidden, out = r.shape[0] // 4, r.shape[1]
-    if w.shape != (4 * hidden, x.ty.shape[2]) or h_t.shape != (batch, out) or c_t.shape != (batch, hidden):
+    hidden, out = r.shape[0] // (3 if cifg else 4), r.shape[1]
+    if w.shape != (r.shape[0], x.ty.shape[2]) or h_t.shape != (batch, out) or c_t.shape != (batch, hidden):
         raise op.error(f"weights {list(w.shape)}, recurrent weights {list(r.shape)} and state {list(h_t.shape)}, "
                        f"{list(c_t.shape)} do not fit input [T={t_len}, B={batch}, I={x.ty.shape[2]}]")
-    bias = np.concatenate([_stack(op, 12, "bias", cifg), np.zeros(4 * hidden, np.float32)])
+    bias = np.zeros(8 * hidden, np.float32)          # the recurrent bias and, with CIFG, the input gate's: 0
+    bias[hidden * int(cifg):4 * hidden] = _stack(op, 12, "bias", cifg)
     peep = np.zeros(3 * hidden, np.float32)
     for k, idx in enumerate((9, 11, 10)):         # nn.lstm peepholes: i, o, f
         t = _operand(op, idx)
