@@ -239,9 +239,11 @@ def finish(y: Expr, op: Op, perm=None) -> Expr:
     return transpose(y, perm, op.span) if perm is not None else y
 
 
-def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool = False) -> None:
-    """Every non-constant tensor of ``op`` has an ``allowed`` element type and, unless ``raw_int8``,
-    an int8 tensor has quantization parameters; activations are quantized per tensor."""
+def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool | tuple[str, ...] = False) -> None:
+    """Every non-constant tensor of ``op`` has an ``allowed`` element type and, unless ``raw_int8``
+    (True: int8 and int16; a tuple: the element types listed), an int8 / int16 tensor has quantization
+    parameters; activations are quantized per tensor."""
+    raw = raw_int8 if isinstance(raw_int8, tuple) else QUANTIZED if raw_int8 else ()
     for t in [*op.inputs, *op.outputs]:
         if t is None or t.data is not None:
             continue
@@ -249,7 +251,7 @@ def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool = False) -> 
             hint = "tinyfuse runs int8 (TFLite int8 spec), int16x8 and float32 models" + (
                 f"; {op.name} has no int16 (16x8) kernel" if t.dtype == "int16" else "")
             raise op.error(f"tensor '{t.name}' {t} has element type {t.dtype}", hint)
-        if t.dtype in QUANTIZED and not t.quantized and not raw_int8:
+        if t.dtype in QUANTIZED and not t.quantized and t.dtype not in raw:
             raise op.error(f"{t.dtype} tensor '{t.name}' {t} has no quantization parameters")
         if t.quantized and t.scale.size > 1:
             raise op.error(f"activation tensor '{t.name}' {t} is quantized per axis; tinyfuse needs per-tensor "
