@@ -27,12 +27,15 @@ def lower_recurrent(fn, ctx) -> Kernel:
     direction = anchor.attrs["direction"]
     backwards = {"forward": "0", "reverse": "1", "bidirectional": "d == 1"}[direction]
     clip, cell_clip = float(anchor.attrs["clip"]), float(anchor.attrs.get("cell_clip", 0.0))
-    ops = dict(zip(("x", "w", "r", "bias", "h0", "c0", "p"), names))
+    ops = dict(zip(("x", "w", "r", "bias", "h0", "c0", "p", "pw", "pb"), names))
+    proj = anchor.args[7].ty.shape[1] if len(anchor.args) == 9 else 0
+    proj_clip = float(anchor.attrs.get("proj_clip", 0.0))
     loops = template("recurrent/ref.c.j2").render(
+        P=proj, cifg=anchor.attrs.get("cifg", 0), proj_clip=proj_clip, proj_clip_c=c_literal(proj_clip),
         lstm=lstm, T=t_len, B=batch, I=inp, H=hidden, D=dirs, G=gates, backwards=backwards, clip=clip,
         clip_c=c_literal(clip), cell_clip=cell_clip, cell_clip_c=c_literal(cell_clip),
         linear_before_reset=anchor.attrs.get("linear_before_reset", 0), **ops)
-    macs = t_len * batch * dirs * gates * hidden * (inp + hidden)
+    macs = t_len * batch * dirs * hidden * ((gates - bool(anchor.attrs.get("cifg", 0))) * (inp + (proj or hidden)) + proj)
     return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], macs=macs,
                   scratch_bytes=4 * hidden * 4)
 

@@ -3,7 +3,9 @@ generated C in one process (the h/c state persists in the state region) against 
 interpreter invoked 20 times (it keeps its variable tensors between invocations): the TFLM
 mnist_lstm example (../shared/models/real/trained_lstm.tflite within 1e-5 × max|ref|,
 trained_lstm_int8.tflite byte-identical) and one-op models (tests/builders/tflm_lstm.py: int8
-byte-identical, also the numpy reference with the state fed back; float within 1e-5)."""
+byte-identical, also the numpy reference with the state fed back; float within 1e-5). Float CIFG,
+projection and peephole models, which TFLM refuses, against LiteRT's interpreter (it keeps its
+variable tensors between invocations too)."""
 from __future__ import annotations
 
 import numpy as np
@@ -128,3 +130,54 @@ def _frames_for(kw):
     shape = (kw["steps"], kw["batch"], kw["inp"]) if kw.get("time_major") else (kw["batch"], kw["steps"], kw["inp"])
     rng = np.random.default_rng(1)
     return [rng.integers(-128, 128, shape).astype(np.int8) for _ in range(INVOCATIONS)]
+
+
+LITERT = {  # float variants TFLM refuses: tests.builders.tflm_lstm.lstm keyword arguments
+    "cifg": dict(batch=2, steps=3, inp=5, hidden=6, cifg=True),
+    "projection": dict(batch=2, steps=3, inp=5, hidden=6, proj=3),
+    "projection_clip_no_bias": dict(batch=1, steps=4, inp=4, hidden=5, proj=7, proj_bias=False, proj_clip=0.3),
+    "cifg_projection_time_major": dict(batch=3, steps=2, inp=5, hidden=6, proj=4, cifg=True, time_major=True),
+    "cifg_peephole_cell_clip": dict(batch=2, steps=3, inp=5, hidden=6, cifg=True, peephole=True, cell_clip=0.5),
+}
+
+
+def litert_invocations(model: bytes, frames: list[np.ndarray]) -> list[np.ndarray]:
+    from ai_edge_litert.interpreter import Interpreter
+    it = Interpreter(model_content=model)
+    it.allocate_tensors()
+    outs = []
+    for f in frames:
+        it.set_tensor(it.get_input_details()[0]["index"], f)
+        it.invoke()
+        outs.append(np.array(it.get_tensor(it.get_output_details()[0]["index"]), copy=True))
+    return outs
+
+
+@pytest.mark.parametrize("case", list(LITERT))
+def test_float_cifg_projection_vs_litert(tmp_path, case):
+    """20 invocations, state carried: C and the numpy reference (its state fed back) within 1e-5 ×
+    max|ref| of LiteRT; the projection clip clamps some outputs."""
+    require_programs("gcc")
+    from tests.builders.tflm_lstm import lstm
+    from tinyfuse.driver import compile_model
+    from tinyfuse.ir.interpreter import run_module
+    kw = LITERT[case]
+    model = lstm(int8=False, **kw)
+    result = compile_model(model)
+    frames = _frames(result.inputs[0], INVOCATIONS, seed=2)
+    outs = _run_c(result, frames, tmp_path)
+    refs = litert_invocations(model, frames)
+    state = [_reset_value(s) for s in result.module.states]
+    for k, (o, r) in enumerate(zip(outs, refs)):
+        got = run_module(result.module, [frames[k], *state])
+        state = list(got[1:])
+        assert_close_to(o.reshape(r.shape), r, rel=1e-5)
+        assert_close_to(np.asarray(got[0]).reshape(r.shape), r, rel=1e-5)
+    assert refs[0].shape[-1] == kw.get("proj", kw["hidden"])
+    assert len({r.tobytes() for r in refs}) == INVOCATIONS                 # the state carries
+    if kw.get("proj_clip"):
+        assert np.any(np.abs(np.concatenate(refs)) == np.float32(kw["proj_clip"]))
+    p, h = kw.get("proj", kw["hidden"]), kw["hidden"]
+    gates = 3 if kw.get("cifg") else 4             # CIFG: no input-gate weights stored
+    weights = gates * h * (kw["inp"] + p) + 8 * h + 3 * h + (p * h + p if kw.get("proj") else 0)
+    assert result.weights_bytes == 4 * weights, (result.weights_bytes, 4 * weights)

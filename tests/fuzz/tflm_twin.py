@@ -50,6 +50,7 @@ from tests.fuzz import twin_draw_move as dm
 from tests.fuzz import twin_draw_ops as d2
 from tests.fuzz import twin_draw_simd as ds
 from tests.fuzz import twin_draw_signal as dsig
+from tests.fuzz import twin_draw_detection as ddet
 from tests.fuzz.twin_run import SIMD, VARIANT_TARGET, Item, Outcome, Runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,6 +89,7 @@ OPS = {
     **dsig.DRAWS,     # TFLM's signal library (twin_draw_signal.py)
     # element-wise math, comparisons and logic in every TFLM type (twin_draw_elem.py)
     **de.OPS,
+    **ddet.DRAWS,     # TFLM's DETECTION_POSTPROCESS (twin_draw_detection.py)
 }
 FLOAT = ["CONV_2D(f32)", "DEPTHWISE_CONV_2D(f32)", "FULLY_CONNECTED(f32)", "CONV>DW>CONV(f32)"]
 # the int8 draws whose kernels have SIMD variants; the SIMD shape-class draws twice as often
@@ -95,9 +97,11 @@ SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "
              "CONV>DW>CONV", "SIMD POOL"] * 2 + ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CONV+ADD", "DW+CONV",
                                                  "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
 INT16 = [o for o in OPS if o.endswith("(i16)") and o not in de.OPS]       # the 16x8 draws
+DETECTION = list(ddet.DRAWS)
 GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int16": INT16, "signal": list(dsig.DRAWS),
-          "elem": list(de.OPS),
-          "int8": [o for o in OPS if o not in FLOAT and o not in INT16 and o not in dsig.DRAWS and o not in de.NOT_INT8],
+          "elem": list(de.OPS), "detection": DETECTION,
+          "int8": [o for o in OPS if o not in FLOAT and o not in INT16 and o not in dsig.DRAWS and o not in de.NOT_INT8
+                   and o not in DETECTION],
           "dsp": [o for o in SIMD_INT8 if "POOL" not in o]}          # Cortex-M4 has no SIMD pool
 DEFAULT_GROUP = {"ref": "all", "arm_dsp": "dsp", "arm_mve": "simd", "arm_fpu": "float"}
 STATUSES = ("exact", "tflm wraps", "tflm refused", "tf refused", "failure")

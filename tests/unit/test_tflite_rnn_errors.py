@@ -11,6 +11,7 @@ from tinyfuse.errors import TinyfuseError
     (dict(activation="RELU"), "activation RELU: tinyfuse's LSTM kernel computes tanh"),
     (dict(int8=False, activation="RELU6"), "activation RELU6"),
     (dict(cell_scale=0.0003), "is not a power of two"),
+    (dict(cifg=True), "int8 CIFG models, without the input gate, are not supported: TFLM refuses them too"),
 ])
 def test_lstm_refused(kw, needle):
     from tests.builders.tflm_lstm import lstm

@@ -19,7 +19,8 @@ WIDENED = {"RESHAPE": RAW, "SQUEEZE": RAW, "STRIDED_SLICE": RAW, "CONCATENATION"
            "SUB": ("int32",), "MUL": ("int32",)}
 
 
-def _widen(name: str, extra: tuple[str, ...], raw_int8: bool = False) -> None:
+def _widen(name: str, extra: tuple[str, ...], raw_int8: bool | tuple[str, ...] = False) -> None:
+    """``name`` takes the ``extra`` element types too (``raw_int8``: check_types's, widened)."""
     types, raw = TYPES.get(name, (("float32", "int8"), False))
     TYPES[name] = (tuple(dict.fromkeys((*types, *extra))), raw or raw_int8)
 
@@ -72,5 +73,5 @@ _register("CAST", 7, CAST_TYPES, convert_cast, raw_int8=True)
 _register("MINIMUM", 4, ("float32", "int16", "int32"), convert_min_max)
 _register("MAXIMUM", 4, ("float32", "int16", "int32"), convert_min_max)
 _register("DIV", 2, ("float32", "int32"), convert_div)
-for _name, _extra in WIDENED.items():
-    _widen(_name, _extra)
+for _name, _extra in WIDENED.items():         # data movement: raw int16 samples move as they are
+    _widen(_name, _extra, ("int16",) if "int16" in _extra else False)

@@ -239,10 +239,13 @@ def finish(y: Expr, op: Op, perm=None) -> Expr:
     return transpose(y, perm, op.span) if perm is not None else y
 
 
-def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool = False, raw: tuple[str, ...] = ()) -> None:
-    """Every non-constant tensor of ``op`` has an ``allowed`` element type and, unless ``raw_int8``,
-    an int8 tensor has quantization parameters, an int16 one too unless int16 is in ``raw`` (the types
-    an op takes as plain integers); activations are quantized per tensor."""
+def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool | tuple[str, ...] = False,
+                raw: tuple[str, ...] = ()) -> None:
+    """Every non-constant tensor of ``op`` has an ``allowed`` element type and an int8 / int16 tensor has
+    quantization parameters, unless its type is raw: ``raw_int8`` True (int8 and int16) or a tuple of
+    element types, and ``raw`` (the int16 a converter declares itself takes as plain integers);
+    activations are quantized per tensor."""
+    raw = (*raw, *(raw_int8 if isinstance(raw_int8, tuple) else QUANTIZED if raw_int8 else ()))
     for t in [*op.inputs, *op.outputs]:
         if t is None or t.data is not None:
             continue
@@ -250,7 +253,7 @@ def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool = False, raw
             hint = "tinyfuse runs int8 (TFLite int8 spec), int16x8 and float32 models" + (
                 f"; {op.name} has no int16 (16x8) kernel" if t.dtype == "int16" else "")
             raise op.error(f"tensor '{t.name}' {t} has element type {t.dtype}", hint)
-        if t.dtype in QUANTIZED and not t.quantized and not raw_int8 and t.dtype not in raw:
+        if t.dtype in QUANTIZED and not t.quantized and t.dtype not in raw:
             raise op.error(f"{t.dtype} tensor '{t.name}' {t} has no quantization parameters")
         if t.quantized and t.scale.size > 1:
             raise op.error(f"activation tensor '{t.name}' {t} is quantized per axis; tinyfuse needs per-tensor "

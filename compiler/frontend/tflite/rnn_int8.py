@@ -32,8 +32,8 @@ def _weights(op: Op, first: int, what: str, dtype: str) -> tuple[np.ndarray, lis
     for k in range(4):
         t = op.inputs[first + k] if first + k < len(op.inputs) else None
         if t is None or t.data is None or t.dtype != dtype:
-            raise op.error(f"{what} of gate {'ifco'[k]} must be a constant {dtype} tensor (CIFG models, without "
-                           "the input gate, are not supported)")
+            raise op.error(f"{what} of gate {'ifco'[k]} must be a constant {dtype} tensor (int8 CIFG models, without "
+                           "the input gate, are not supported: TFLM refuses them too)")
         if dtype == "int8" and (t.scale is None or t.scale.size != 1 or int(t.zero_point[0]) != 0):
             raise op.error(f"{what} '{t.name}' must be quantized per tensor with zero point 0 (TFLM's int8 LSTM)")
         arrays.append(t.data)
