@@ -18,10 +18,12 @@ SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve va
 HALF_HEADER = "tinyfuse_half.h"     # Kernel.headers of kernels reading binary16 weights (--weights-dtype float16)
 WCET_HEADER = "tinyfuse_wcet.h"     # Kernel.headers of the --wcet branch-free kernels (lower/realtime.py)
 REQUANT_ARM_HEADER = "tinyfuse_requant_arm.h"   # Kernel.headers of kernels using the short DSP requantize
+FIXEDPOINT_HEADER = "tinyfuse_fixedpoint.h"    # Kernel.headers of TFLM's int8 LOG_SOFTMAX / L2_NORMALIZATION
 RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "include" / "tinyfuse" / "wcet.h",
                    SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h",
                    HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h",
-                   REQUANT_ARM_HEADER: runtime_dir() / "include" / "tinyfuse" / "requant_arm.h"}
+                   REQUANT_ARM_HEADER: runtime_dir() / "include" / "tinyfuse" / "requant_arm.h",
+                   FIXEDPOINT_HEADER: runtime_dir() / "include" / "tinyfuse" / "fixedpoint.h"}
 CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit patterns
 # <NAME>_TYPE_<DTYPE> of the header: TFLite's TensorType numbers (schema.fbs), one per I/O dtype
 ARENA_ALIGN = 16     # targets.ARENA_ALIGN (codegen may not import targets): what every entry point checks

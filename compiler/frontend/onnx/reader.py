@@ -220,13 +220,14 @@ def storage_root(e: Expr) -> Expr:
 
 
 def own_buffers(outputs: list[Expr]) -> list[Expr]:
-    """Give every graph output its own memory: an output that is a model input, a view of one, or
-    shares its memory with an earlier output gets an explicit ``copy``."""
+    """Give every graph output its own memory: an output that is a model input, a view of one, a
+    constant (a static shape: one copy kernel writes it), or shares its memory with an earlier output
+    gets an explicit ``copy``."""
     seen: set[int] = set()
     result = []
     for e in outputs:
         root = storage_root(e)
-        if isinstance(root, Var) or id(root) in seen:
+        if isinstance(root, Var) or id(root) in seen or isinstance(root, Constant) and root.ty.size:
             e = call("copy", e, span="output copy")
         seen.add(id(storage_root(e)))
         result.append(e)

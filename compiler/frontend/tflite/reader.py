@@ -38,6 +38,7 @@ from .state import StateTable
 from .schema import read_model
 from .schema import schema as _schema
 from .weights import densify, fold_weights
+from .fold import fold_op
 DTYPES = {} if S is None else {
     S.TensorType.FLOAT32: "float32", S.TensorType.FLOAT16: "float16", S.TensorType.INT8: "int8",
     S.TensorType.UINT8: "uint8", S.TensorType.INT16: "int16", S.TensorType.INT32: "int32",
@@ -231,18 +232,29 @@ def _init_subgraph(m, data: bytes, index: int, states: StateTable) -> None:
         raise TinyfuseError(f"init subgraph {index}: {e}") from None
 
 
-MULTI_OUTPUT = ("SPLIT", "SPLIT_V")    # converters that return one value per output, as a list
+MULTI_OUTPUT = ("SPLIT", "SPLIT_V", "UNPACK")    # converters that return one value per output, as a list
 
 # inputs an operator cannot do without (schema.fbs / TFLM kernels; bias and PAD's value are optional)
 MIN_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2, "SUB": 2,
               "TRANSPOSE": 2, "PAD": 2, "PADV2": 2, "MEAN": 2,
               "TRANSPOSE_CONV": 3, "RESIZE_BILINEAR": 2, "RESIZE_NEAREST_NEIGHBOR": 2, "PRELU": 2,
-              "STRIDED_SLICE": 4, "SPLIT": 2, "SPLIT_V": 3, "GATHER": 2}
+              "STRIDED_SLICE": 4, "SPLIT": 2, "SPLIT_V": 3, "GATHER": 2,
+              # reductions, indexing, movement and shape ops (reduce.py, movement.py, fold.py)
+              "SUM": 2, "REDUCE_MAX": 2, "REDUCE_MIN": 2, "REDUCE_ALL": 2, "ARG_MAX": 2, "ARG_MIN": 2, "CUMSUM": 2,
+              "BATCH_MATMUL": 2, "SLICE": 3, "REVERSE_V2": 2, "SPACE_TO_BATCH_ND": 3, "BATCH_TO_SPACE_ND": 3,
+              "MIRROR_PAD": 2, "GATHER_ND": 2, "EMBEDDING_LOOKUP": 2, "DYNAMIC_UPDATE_SLICE": 3, "FILL": 2,
+              "BROADCAST_ARGS": 2, "EXPAND_DIMS": 2}
 
 
 # beyond float32 and int8: fp16 weights, a uint8 model output, the int16 state of TFLM's int8 LSTM / SVDF
 EXTRA_TYPES = {"DEQUANTIZE": ("float16",), "QUANTIZE": ("uint8",), "UNIDIRECTIONAL_SEQUENCE_LSTM": ("int16",),
-               "SVDF": ("int16",)}
+               "SVDF": ("int16",),
+               # int32 / bool / int64 where TFLM's kernels take them (indices, shapes, masks, int32 data)
+               **dict.fromkeys(("ARG_MAX", "ARG_MIN", "GATHER_ND", "EMBEDDING_LOOKUP", "DYNAMIC_UPDATE_SLICE", "PACK",
+                                "UNPACK", "SLICE", "REVERSE_V2", "MIRROR_PAD", "EXPAND_DIMS", "BROADCAST_TO", "FILL",
+                                "RESHAPE", "STRIDED_SLICE", "CONCATENATION", "GATHER", "TRANSPOSE"),
+                               ("int32", "int64", "bool")),
+               "REDUCE_ALL": ("bool",)}
 
 
 def convert_op(g: Graph, op: Op) -> None:
@@ -252,16 +264,20 @@ def convert_op(g: Graph, op: Op) -> None:
             raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
         fn(g, op)
         return
-    if op.name not in CONVERTERS:
+    fn = None
+    if op.name in CONVERTERS:
+        max_version, fn = CONVERTERS[op.name]
+        if op.version > max_version:
+            raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
+        if not op.inputs or op.inputs[0] is None or not op.outputs or len(op.outputs) > 1 and op.name not in MULTI_OUTPUT:
+            raise op.error(f"expects inputs and one output, got {len(op.inputs)} inputs, {len(op.outputs)} outputs")
+        need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
+        if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):
+            raise op.error(f"expects {need} input tensors, got {sum(t is not None for t in op.inputs)}")
+    if fold_op(g, op, fn):           # compile-time constants (fold.py): no type check, no kernel
+        return
+    if fn is None:
         raise op.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted({*CONVERTERS, *EFFECTS}))}")
-    max_version, fn = CONVERTERS[op.name]
-    if op.version > max_version:
-        raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
-    if not op.inputs or op.inputs[0] is None or not op.outputs or len(op.outputs) > 1 and op.name not in MULTI_OUTPUT:
-        raise op.error(f"expects inputs and one output, got {len(op.inputs)} inputs, {len(op.outputs)} outputs")
-    need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
-    if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):
-        raise op.error(f"expects {need} input tensors, got {sum(t is not None for t in op.inputs)}")
     check_types(op, ("float32", "int8", *EXTRA_TYPES.get(op.name, ())))
     try:
         y = fn(g, op)
