@@ -47,6 +47,8 @@ from tests.fuzz import twin_draw_float as df
 from tests.fuzz import twin_draw_move as dm
 from tests.fuzz import twin_draw_ops as d2
 from tests.fuzz import twin_draw_simd as ds
+from tests.fuzz import twin_draw_struct as dr
+from tests.fuzz import twin_draw_struct_move as dv
 from tests.fuzz.twin_run import SIMD, VARIANT_TARGET, Item, Outcome, Runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,13 +77,29 @@ OPS = {
     # float32 twins (twin_draw_float.py)
     "CONV_2D(f32)": df.draw_conv, "DEPTHWISE_CONV_2D(f32)": P(df.draw_conv, depthwise=True),
     "FULLY_CONNECTED(f32)": df.draw_fc, "CONV>DW>CONV(f32)": df.draw_chain,
+    # reductions, indexing, movement and shape ops (twin_draw_struct*.py): int8, float32, int32 as TFLM has them
+    **{op: P(dr.draw_reduce, opcode=op) for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL")},
+    "ARG_MAX": P(dr.draw_arg, opcode="ARG_MAX"), "ARG_MIN": P(dr.draw_arg, opcode="ARG_MIN"), "CUMSUM": dr.draw_cumsum,
+    "LOG_SOFTMAX": dr.draw_log_softmax, "L2_NORMALIZATION": dr.draw_l2_norm, "L2_POOL_2D": dr.draw_l2_pool,
+    "BATCH_MATMUL": dr.draw_batch_matmul, "SLICE": dv.draw_slice, "PACK": dv.draw_pack, "UNPACK": dv.draw_unpack,
+    "REVERSE_V2": dv.draw_reverse, "BROADCAST_TO": dv.draw_broadcast_to, "EXPAND_DIMS": dv.draw_expand_dims,
+    "DEPTH_TO_SPACE": P(dv.draw_depth_space, opcode="DEPTH_TO_SPACE"),
+    "SPACE_TO_DEPTH": P(dv.draw_depth_space, opcode="SPACE_TO_DEPTH"),
+    "SPACE_TO_BATCH_ND": P(dv.draw_space_batch, opcode="SPACE_TO_BATCH_ND"),
+    "BATCH_TO_SPACE_ND": P(dv.draw_space_batch, opcode="BATCH_TO_SPACE_ND"), "MIRROR_PAD": dv.draw_mirror_pad,
+    "GATHER_ND": dv.draw_gather_nd, "EMBEDDING_LOOKUP": dv.draw_embedding_lookup,
+    "DYNAMIC_UPDATE_SLICE": dv.draw_update_slice, "FILL": dv.draw_fill,
 }
+STRUCT = ["SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL", "ARG_MAX", "ARG_MIN", "CUMSUM", "LOG_SOFTMAX", "L2_NORMALIZATION",
+          "L2_POOL_2D", "BATCH_MATMUL", "SLICE", "PACK", "UNPACK", "REVERSE_V2", "BROADCAST_TO", "EXPAND_DIMS",
+          "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "MIRROR_PAD", "GATHER_ND",
+          "EMBEDDING_LOOKUP", "DYNAMIC_UPDATE_SLICE", "FILL"]
 FLOAT = ["CONV_2D(f32)", "DEPTHWISE_CONV_2D(f32)", "FULLY_CONNECTED(f32)", "CONV>DW>CONV(f32)"]
 # the int8 draws whose kernels have SIMD variants; the SIMD shape-class draws twice as often
 SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "SIMD CONV+ADD", "DW+ADD", "FC+ADD",
              "CONV>DW>CONV", "SIMD POOL"] * 2 + ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CONV+ADD", "DW+CONV",
                                                  "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
-GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int8": [o for o in OPS if o not in FLOAT],
+GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int8": [o for o in OPS if o not in FLOAT], "struct": STRUCT,
           "dsp": [o for o in SIMD_INT8 if "POOL" not in o]}          # Cortex-M4 has no SIMD pool
 DEFAULT_GROUP = {"ref": "all", "arm_dsp": "dsp", "arm_mve": "simd", "arm_fpu": "float"}
 STATUSES = ("exact", "tflm wraps", "tflm refused", "tf refused", "failure")
