@@ -1,4 +1,5 @@
-# tinyfuse: `make run` (the demo, end to end) and `make test` (the whole test suite).
+# tinyfuse: `make run` (the demo, end to end), `make check` (the fast tier: gcc only, a few minutes) and
+# `make test` (the whole test suite).
 # Both set up what they need on a fresh Debian/Ubuntu machine: python3-venv and gcc (run), plus the cross
 # toolchains + qemu (Cortex-M, RISC-V) through apt when missing (sudo when not root), then a .venv
 # with the package and its test extra. `make bench`: instructions, flash and RAM per model and target,
@@ -16,7 +17,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO    := build/demo
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-host run test sanitize bench conformance fuzz fuzz-tflm fuzz-parsers clean
+.PHONY: setup setup-host run check test sanitize bench conformance fuzz fuzz-tflm fuzz-parsers clean
 
 $(VPY):
 	@$(PY) -m venv $(VENV) 2>/dev/null || { \
@@ -53,6 +54,10 @@ run: setup-host
 	$(VENV)/bin/tinyfuse run $(DEMO)/dscnn_kws_int8.onnx
 	$(VENV)/bin/tinyfuse compile $(DEMO)/dscnn_kws_int8.onnx -o $(DEMO)/c_int8 --report
 
+# the fast tier a newcomer runs first: only gcc needed (no cross toolchains, no qemu), a few minutes
+check: setup-host
+	$(VPY) -m pytest -q -m "not needs_qemu and not slow" $(PYTEST_ARGS)
+
 test: setup
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
@@ -77,7 +82,9 @@ bench: setup
 	$(VPY) benchmarks/fusion_ablation.py
 
 # ONNX backend node tests (mcu preset, node + pytorch-converted) end to end: pass/fail per op, total;
-# fails on a case outside tests/conformance/expected_failures.txt or an expected failure that passes
+# fails on a case outside tests/conformance/expected_failures.txt or an expected failure that passes.
+# CONFORMANCE_ARGS="--preset all --json build/conformance_all.json": the whole suite (every op, dtype and
+# _expanded body; node, pytorch-converted, pytorch-operator, simple): pass / clear error / fail per op
 conformance: setup
 	$(VPY) -m tests.conformance.runner $(CONFORMANCE_ARGS)
 

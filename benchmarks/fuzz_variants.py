@@ -29,8 +29,8 @@ CAMPAIGNS = {
     "arm_mve": ("twin", "arm_mve", "simd", 2000, 0),
     "arm_fpu": ("twin", "arm_fpu", "float", 1000, 0),
     "ref-float": ("twin", "ref", "float", 1000, 0),      # the arm_fpu draws on portable kernels: parity
-    "qemu-m4": ("qemu", "cortex-m4", "", 200, 0),
-    "qemu-m55": ("qemu", "cortex-m55", "", 200, 0),
+    "qemu-m4": ("qemu", "cortex-m4", "", 500, 0),
+    "qemu-m55": ("qemu", "cortex-m55", "", 500, 0),
     "graph-m4": ("graph", "cortex-m4", "", 500, 1000),
     "graph-m55": ("graph", "cortex-m55", "", 500, 1000),
 }

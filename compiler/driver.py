@@ -15,10 +15,12 @@ from ._version import __version__
 from .codegen.emit import emit_sources
 from .codegen.names import model_name
 from .cost.knobs import Knobs
-from .cost.records import apply_global, load_records
+from .cost.records import apply_global, build_options, load_records
 from .errors import TinyfuseError
 from .frontend.detect import model_format
 from .frontend.onnx.reader import from_onnx, load_onnx
+from .frontend.onnx.patterns import FRONTEND_PASSES
+from .frontend.onnx.specialize import Specialization, specialize
 from .ir import Call, Constant, Function, IRModule, Var, get_op, post_order
 from .lower import ConstPool, Kernel, lower_for_arena
 from .lower.slicing import lower_sliced
@@ -30,10 +32,12 @@ from .memory.io_buffers import caller_owned, with_caller_io
 from .memory.state import StateInfo, external_values, layout_states, locator, ring_copies
 from .options import CompileOptions
 from .passes import run_pipeline
+from .passes.pipeline import PASS_NAMES
 from .passes.io_quant import io_quantization
 from .targets import NoBoardWarning, Placement, fit_problem, get_target
 
 
+PASS_CHOICES = sorted([*PASS_NAMES, *FRONTEND_PASSES])   # --disable-pass: pipeline passes and ONNX recognitions
 STEP_CURSOR_BYTES = 16     # --max-step-instructions: the step index lives in the arena, after the plan
 
 
@@ -85,6 +89,13 @@ class CompileResult:
     memory: object = None           # tinyfuse.memory.arena.ArenaPlan: order, in-place choices, bounds
     states: list[StateInfo] = field(default_factory=list)   # persistent state (stateful models only)
     labels: tuple[str, ...] = ()    # class names of output 0's last axis (<NAME>_LABELS), or none
+    specialization: Specialization = field(default_factory=Specialization)  # --input-shape, --bind
+
+    @property
+    def bound_inputs(self) -> dict:
+        """Graph inputs bound to constants at compile time (``--bind``): name → value; an oracle running
+        the original model file feeds them."""
+        return self.specialization.bound
 
     @property
     def state_bytes(self) -> int:
@@ -145,7 +156,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   scratch_bytes: int | None = None, tuning_records=None, stateful=(),
                   weights_dtype: str = "float32", realtime: dict | None = None,
                   io_buffers: str = "arena", ram_limit: int | None = None,
-                  sparse: str | None = None, flash_limit: int | None = None, labels=()) -> CompileResult:
+                  sparse: str | None = None, flash_limit: int | None = None, labels=(), input_shapes=(), bind=()) -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -172,31 +183,31 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     ``realtime``: {'skip_zero_activations': bool, 'wcet': bool, 'max_step_instructions': N} (README
     "Real-time mode"; ``realtime_options`` checks the combination).
     ``io_buffers`` 'caller' keeps the model inputs and outputs out of the arena: ``<name>_run`` takes
-    pointers to the caller's buffers (memory/io_buffers.py; TinyfuseError for a stateful model);
-    default 'arena'.
+    pointers to the caller's buffers (memory/io_buffers.py; TinyfuseError for a stateful model); default 'arena'.
     ``sparse`` 'auto' (default, or $TINYFUSE_SPARSE) runs int8 conv/FC kernels without their zero weights
     where the cost model says it pays (passes/sparse_weights.py); 'off' keeps every kernel dense, 'on'
     makes every candidate sparse (measurements). ``labels``: class names of output 0's last axis, one per
     class (else TinyfuseError), emitted as ``<NAME>_LABELS`` / ``<NAME>_NUM_LABELS`` (codegen/labels.py).
+    ``input_shapes`` (``--input-shape NAME=1x3x8x8`` / ``NAME=DIM=VALUE``) and ``bind`` (``--bind NAME=VALUE``: a
+    number, true/false or an .npy) specialise an ONNX model (frontend/onnx/specialize.py).
     """
     tgt = get_target(target)
-    placement = _placement(weights_section=weights_section, arena_section=arena_section,
-                           code_section=code_section, align=align)
-    model_hash, ir = _load(model, name)
-    if stateful:
-        from .frontend.onnx.stateful_io import mark_stateful, parse_pairs
-        ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
-    config = _tuned_config(tuning_records, model_hash, tgt.name, ir.name, ram_limit, flash_limit)
+    placement = _placement(weights_section=weights_section, arena_section=arena_section, code_section=code_section, align=align)
+    kernels, sparse = kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", sparse or os.environ.get("TINYFUSE_SPARSE")
+    built_under = build_options(kernels, rounding, planner, disabled_passes, scratch_bytes, weights_dtype, io_buffers,
+                                sparse, realtime)
+    model_hash, ir, spec = _load_stateful(model, name, stateful, (input_shapes, bind, disabled_passes))
+    disabled_passes = [p for p in disabled_passes if p not in FRONTEND_PASSES]   # those ran in the ONNX frontend
+    config = _tuned_config(tuning_records, model_hash, tgt.name, ir.name, (ram_limit, flash_limit), built_under)
     if config is not None:
         disabled_passes, scratch_bytes = apply_global(config, disabled_passes, scratch_bytes)
-    options = CompileOptions.resolve(tgt, kernels or os.environ.get("TINYFUSE_KERNELS") or "auto", scratch_bytes,
-                                     rounding, planner, disabled_passes, dump_ir, weights_dtype, io_buffers=io_buffers,
-                                     sparse=sparse or os.environ.get("TINYFUSE_SPARSE") or "auto")
+    options = CompileOptions.resolve(tgt, kernels, scratch_bytes, rounding, planner, disabled_passes, dump_ir,
+                                     weights_dtype, io_buffers=io_buffers, sparse=sparse or "auto")
     options = realtime_options(options, ir, **realtime) if realtime else options
     _check_io_buffers(options, ir)
     options, choose = _with_knobs(options, config, tgt.name)
     mod = run_pipeline(ir, options)
-    result = _lower_and_plan(mod, model_hash, options, placement, choose, tuple(labels))
+    result = _lower_and_plan(mod, model_hash, options, placement, choose, tuple(labels), spec)
     return _checked(result, tgt, options.knobs)
 
 
@@ -219,15 +230,18 @@ def _checked(result: CompileResult, tgt, knobs) -> CompileResult:
     return result
 
 
-def _tuned_config(tuning_records, model_hash: str, target: str, name: str, ram_limit, flash_limit) -> dict | None:
-    """The tuning configuration to build (``cost.records``), None without records; TinyfuseError for
-    ``flash_limit`` without records (only measured builds know their flash)."""
+def _tuned_config(tuning_records, model_hash: str, target: str, name: str, limits, built_under: dict) -> dict | None:
+    """The tuning configuration to build (``cost.records``) under ``limits`` = (RAM, flash) bytes or None,
+    for a build under the options ``built_under`` (``cost.records.build_options``); None without records;
+    TinyfuseError for a flash limit without records (only measured builds know their flash)."""
+    ram_limit, flash_limit = limits
     if tuning_records is None:
         if flash_limit is not None:
             raise TinyfuseError("--flash-limit picks from measured builds: give --tuning-records (tinyfuse tune "
                                 "measures each build's flash)")
         return None
-    return load_records(tuning_records).config_for(model_hash, target, ram_limit, model=name, flash_limit=flash_limit)
+    return load_records(tuning_records).config_for(model_hash, target, ram_limit, model=name, flash_limit=flash_limit,
+                                                   options=built_under)
 
 
 def _with_knobs(options: CompileOptions, config, target: str):
@@ -280,21 +294,46 @@ def stateful_pairs(text: str) -> tuple[tuple[str, str], ...]:
     return parse_pairs(text)
 
 
-def _load(model, name: str | None):
-    """(model hash, IR module) of an ONNX model (path or ModelProto) or a TFLite model (path or bytes);
-    a path's format is told by its content ('TFL3'), not its suffix."""
+def _load_stateful(model, name: str | None, stateful, specialize=((), (), ())):
+    """``_load`` (``specialize``: input shapes, bindings, the disabled passes among FRONTEND_PASSES run by
+    the ONNX frontend), then the ``stateful`` pairs (IN=OUT) of an ONNX model made persistent state."""
+    input_shapes, bind, disabled = specialize
+    model_hash, ir, spec = _load(model, name, input_shapes, bind, set(disabled) & set(FRONTEND_PASSES))
+    if stateful:
+        from .frontend.onnx.stateful_io import mark_stateful, parse_pairs
+        ir = mark_stateful(ir, parse_pairs(stateful) if isinstance(stateful, str) else stateful)
+    return model_hash, ir, spec
+
+
+def _load(model, name: str | None, input_shapes=(), bind=(), disabled=()):
+    """(model hash, IR module, Specialization) of an ONNX model (path or ModelProto) or a TFLite model
+    (path or bytes); a path's format is told by its content ('TFL3'), not its suffix. The hash is the
+    specialised model's (``input_shapes``, ``bind``), so tuning records follow the shapes compiled."""
     if isinstance(model, (bytes, bytearray)) or model_format(model) == "tflite":
+        if input_shapes or bind:
+            raise TinyfuseError("--input-shape and --bind apply to ONNX models; a TFLite model's shapes are "
+                                "static and its inputs stay inputs")
         from .frontend.tflite.reader import from_tflite, load_tflite   # .tflite path or flatbuffer bytes
         data = load_tflite(model)
         name = model_name(name, Path(model).stem if isinstance(model, (str, Path)) else "model")
         where = str(model) if isinstance(model, (str, Path)) else None
-        return hashlib.sha256(data).hexdigest()[:16], _with_io_quant(from_tflite(data, name, where))
+        return hashlib.sha256(data).hexdigest()[:16], _with_io_quant(from_tflite(data, name, where)), Specialization()
     if isinstance(model, (str, Path)):
         name = model_name(name, Path(model).stem)
         model = load_onnx(model)
     else:
         name = model_name(name, model.graph.name or "model")
-    return hashlib.sha256(model.SerializeToString()).hexdigest()[:16], _with_io_quant(from_onnx(model, name))
+    if isinstance(bind, str):
+        bind = [bind]
+    model, spec = specialize(model, input_shapes, bind)
+    digest = hashlib.sha256(model.SerializeToString()).hexdigest()[:16]
+    return digest, _with_io_quant(from_onnx(model, name, disabled)), spec
+
+
+def specialized_model(path, input_shapes=(), bind=()):
+    """The ONNX model at ``path`` with ``input_shapes`` and ``bind`` applied (frontend/onnx/specialize.py):
+    what ``compile_model`` compiles and hashes with the same options."""
+    return specialize(load_onnx(path), input_shapes, bind)[0]
 
 
 def _with_io_quant(mod: IRModule) -> IRModule:
@@ -317,7 +356,7 @@ def _plan_steps(steps: list[Step], options: CompileOptions) -> None:
 
 
 def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, placement: Placement = Placement(),
-                    choose=None, labels: tuple[str, ...] = ()) -> CompileResult:
+                    choose=None, labels: tuple[str, ...] = (), spec: Specialization | None = None) -> CompileResult:
     """Lower the fused module under ``options`` and plan its arena. ``choose(fn, option)``: a
     group's tuning knobs (``cost.knobs``: ``variant``, lowering knobs) or None."""
     func = mod.main
@@ -368,5 +407,6 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     result = CompileResult(mod.name, {}, mod, steps, buffers, plan, inputs, outs, naive, pool.nbytes, model_hash,
                            options.context.timings, options.target.name, placement, options)
     result.memory, result.states, result.labels = arena, states, labels
+    result.specialization = spec or Specialization()
     result.files = emit_sources(result, pool, __version__)
     return result

@@ -123,8 +123,7 @@ class CompileOptions:
         """The same options (and context) for lowering one group under its tuning knobs: ``variant``
         (a ``--kernels`` value) and the lowering knobs (``group_knobs``)."""
         variants = resolve_variants(self.target, knobs["variant"]) if knobs.get("variant") else self.variants
-        return replace(self, variants=variants, group_knobs={k: v for k, v in knobs.items()
-                                                               if k not in ("variant", "inplace")})
+        return replace(self, variants=variants, group_knobs={k: v for k, v in knobs.items() if k in LOWERING_KNOBS})
 
     def allows(self, variant: str) -> bool:
         """Whether lowering may use ``variant`` (arm_dsp, arm_mve)."""
@@ -132,8 +131,34 @@ class CompileOptions:
 
 
 
-# the lowering knobs a kernel family may read from ``group_knobs`` (tinyfuse.lower.group_knobs documents each)
-LOWERING_KNOBS = ("weights", "channels", "unroll", "body")
+@dataclass(frozen=True)
+class Knob:
+    """One tuning knob, declared once: ``scope`` ``global`` (one value per build), ``kernel`` (per group,
+    by its signature) or ``chain`` (per poly-fuse candidate); ``values``: the values it takes (None: any
+    non-negative integer); ``default``: the build without records; ``owner``: the code that reads it."""
+
+    name: str
+    scope: str
+    values: tuple | None
+    default: object
+    owner: str
+
+
+KNOBS = {k.name: k for k in (
+    Knob("poly_fuse", "global", (True, False), True, "driver: poly_fuse in the pass list"),
+    Knob("scratch_bytes", "global", None, None, "driver: the line-buffer budget (None: the target's)"),
+    Knob("order", "global", ("memory", "ir"), "memory", "memory.arena.plan_arena"),
+    Knob("variant", "kernel", ("ref", *FEATURES), None, "driver: the group's --kernels (strategy.choose)"),
+    Knob("inplace", "kernel", (True, False), True, "memory.arena.kernel_graph"),
+    Knob("weights", "kernel", ("int8", "int16"), "int8", "lower/conv/dsp, lower/conv/chain, lower/matmul_arm"),
+    Knob("channels", "kernel", (2, 3, 4), None, "lower/conv/dsp (default 3), lower/conv/chain (default 2)"),
+    Knob("unroll", "kernel", (0, 4, 8, 16, 32), 0, "lower/conv/dsp (0: the family's own limit)"),
+    Knob("body", "kernel", None, 0, "lower/conv/dsp (0: the family's own loop body)"),
+    Knob("fuse", "chain", (True, False), True, "passes/poly_fuse"),
+    Knob("tile_w", "chain", None, None, "passes/poly_fuse (None: full width, line buffers)"),
+)}
+# the lowering knobs a kernel family may read from its context (``LowerCtx.knob``; lower/group_knobs.py)
+LOWERING_KNOBS = tuple(k.name for k in KNOBS.values() if k.owner.startswith("lower/"))
 WEIGHTS_DTYPES = ("float32", "float16")
 IO_BUFFERS = ("arena", "caller")     # --io-buffers: model inputs/outputs in the arena, or caller-owned buffers
 
@@ -146,5 +171,6 @@ def _check_weights_dtype(weights_dtype: str, target: Target) -> None:
                             "float32 weights, or a core with an FPU (cortex-m4, cortex-m7, cortex-m33, cortex-m55)")
 
 
-__all__ = ["CompileContext", "CompileOptions", "FEATURES", "IO_BUFFERS", "KERNEL_CHOICES", "LOWERING_KNOBS", "SPARSE_CHOICES",
+__all__ = ["CompileContext", "CompileOptions", "FEATURES", "IO_BUFFERS", "KERNEL_CHOICES", "KNOBS", "Knob", "LOWERING_KNOBS",
+           "SPARSE_CHOICES",
            "WEIGHTS_DTYPES", "resolve_variants"]

@@ -104,6 +104,22 @@ def mbqm_single(acc, m, shift):
     return np.where(shift > 0, np.clip(r, -MBQM_SAT, MBQM_SAT), r)
 
 
+def mbqm64(acc, m, shift):
+    """TFLM's MultiplyByQuantizedMultiplier of an int64 accumulator (kernels/internal/common.cc; the
+    16x8 conv, depthwise and fully connected kernels with an int64 bias): the Q31 multiplier reduced to
+    Q15, ``r = (m + 2^15) >> 16`` (0x7FFF from m >= 0x7FFF0000), then one rounding shift
+    ``(acc·r + 2^(14 − shift)) >> (15 − shift)`` (halves up), whatever the rounding option. int64 in
+    and out; ``shift`` <= 14 (ValueError beyond). Exact for |acc| < 2^47 (TFLM's contract); a result
+    beyond int32, which TFLM truncates, saturates to ±MBQM_SAT as in ``mbqm``."""
+    acc, m, shift = np.asarray(acc, np.int64), np.asarray(m, np.int64), np.asarray(shift, np.int64)
+    if np.any(shift > 14):
+        raise ValueError("a 64-bit requantization multiplier of 2^14 or more has no TFLM arithmetic")
+    reduced = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
+    total = 15 - shift
+    r = (acc * reduced + (np.int64(1) << (total - 1))) >> total
+    return np.clip(r, -MBQM_SAT, MBQM_SAT)
+
+
 def requantize(acc, m, shift, rounding: str = "double"):
     return mbqm(acc, m, shift) if rounding == "double" else mbqm_single(acc, m, shift)
 
@@ -116,22 +132,27 @@ def saturate(x, dtype="int8"):
 # ---------------------------------------------------------------------------------- TFLite ADD / MUL
 
 ADD_LEFT_SHIFT = 20
+#: the headroom of TFLM's ADD / SUB by output type (add_common.cc, sub_common.cc: 15 bits for int16)
+LEFT_SHIFTS = {"int8": 20, "int16": 15}
 
 
-def add_params(s1: float, s2: float, s_out: float) -> dict:
-    """TFLite reference ADD parameters (QUANT.md): inputs rescaled to 2·max(s1, s2) with 20 bits of
-    headroom, one output multiplier."""
+def add_params(s1: float, s2: float, s_out: float, left_shift: int = ADD_LEFT_SHIFT) -> dict:
+    """TFLite reference ADD parameters (QUANT.md): inputs rescaled to 2·max(s1, s2) with ``left_shift``
+    bits of headroom (20 for int8, 15 for int16), one output multiplier. ``left_shift`` is returned
+    too unless it is int8's 20."""
     twice_max = 2.0 * max(float(s1), float(s2))
     m1, sh1 = quantize_multiplier(float(s1) / twice_max)
     m2, sh2 = quantize_multiplier(float(s2) / twice_max)
-    mo, sho = quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * float(s_out)))
-    return dict(m1=m1, sh1=sh1, m2=m2, sh2=sh2, mo=mo, sho=sho)
+    mo, sho = quantize_multiplier(twice_max / ((1 << left_shift) * float(s_out)))
+    extra = {} if left_shift == ADD_LEFT_SHIFT else {"left_shift": left_shift}
+    return dict(m1=m1, sh1=sh1, m2=m2, sh2=sh2, mo=mo, sho=sho, **extra)
 
 
 def qadd(q1, z1, q2, z2, zo, p: dict):
-    x1 = mbqm((np.asarray(q1, np.int64) - z1) << ADD_LEFT_SHIFT, p["m1"], p["sh1"])
-    x2 = mbqm((np.asarray(q2, np.int64) - z2) << ADD_LEFT_SHIFT, p["m2"], p["sh2"])
-    return mbqm(x1 + x2, p["mo"], p["sho"]) + zo
+    left = p.get("left_shift", ADD_LEFT_SHIFT)
+    x1 = mbqm((np.asarray(q1, np.int64) - z1) << left, p["m1"], p["sh1"])
+    x2 = mbqm((np.asarray(q2, np.int64) - z2) << left, p["m2"], p["sh2"])
+    return mbqm(x1 - x2 if p.get("subtract") else x1 + x2, p["mo"], p["sho"]) + zo
 
 
 def qmul(q1, z1, q2, z2, zo, m, shift):
@@ -198,6 +219,26 @@ def softmax_is_fixed_point(in_scale: float, out_scale: float, out_zero_point: in
             and real > 1.0)
 
 
+def _near(scale: float, target: float) -> bool:
+    """TF_LITE_ENSURE_NEAR(scale, target, target / 1000) on the float32 scale."""
+    return abs(float(np.float32(scale)) - target) <= 0.001 * target
+
+
+def softmax_supported(in_dtype: str, out_dtype: str, in_scale: float, in_zero_point: int, out_scale: float,
+                      out_zero_point: int) -> bool:
+    """Whether qnn.softmax has an integer kernel for these types (TFLM's SOFTMAX checks): int8 → int8
+    (any output quantization, see softmax_is_fixed_point); int8 → int16 with output (1/65536, -32768)
+    (the fixed-point kernel, 16 output bits); int16 → int16 with zero points 0 and output scale 1/32768
+    (TFLM's table kernel, ops/qnn_int16.py)."""
+    if (in_dtype, out_dtype) == ("int8", "int8"):
+        return True
+    if (in_dtype, out_dtype) == ("int8", "int16"):
+        return out_zero_point == -32768 and _near(out_scale, 1 / 65536) and \
+            float(np.float32(in_scale)) * float(1 << (31 - SOFTMAX_DIFF_INT_BITS)) > 1.0
+    return (in_dtype, out_dtype) == ("int16", "int16") and in_zero_point == 0 and out_zero_point == 0 \
+        and _near(out_scale, 1 / 32768)
+
+
 def sat_shl(x, exponent: int):
     """gemmlowp SaturatingRoundingMultiplyByPOT with exponent > 0: x · 2^exponent clamped to int32."""
     x = np.asarray(x, np.int64)
@@ -248,8 +289,9 @@ def one_over_one_plus_x(a):
     return sat_shl(x, 1)
 
 
-def softmax_int8(x, params: dict, axis: int = -1) -> np.ndarray:
-    """TFLM int8 SOFTMAX along `axis` (output (1/256, -128)); params from softmax_params."""
+def softmax_int8(x, params: dict, axis: int = -1, out_dtype: str = "int8") -> np.ndarray:
+    """TFLM int8 SOFTMAX along `axis` (output (1/256, -128), or int16 (1/65536, -32768): reference_ops
+    Softmax<int8_t, int16_t>, the reciprocal's exponent 16 bits lower); params from softmax_params."""
     x = np.asarray(x, np.int64)
     d = x - x.max(axis=axis, keepdims=True)
     live = d >= params["diff_min"]
@@ -258,37 +300,45 @@ def softmax_int8(x, params: dict, axis: int = -1) -> np.ndarray:
     total = rdbp(e, SOFTMAX_ACCUM_INT_BITS).sum(axis=axis, keepdims=True)    # Q0.31 → Q12.19; > 0
     clz = 32 - np.frexp(total.astype(np.float64))[1]  # leading zeros of the uint32 sum (exact below 2^53)
     recip = one_over_one_plus_x((total << clz) - (1 << 31))
-    exponent = SOFTMAX_ACCUM_INT_BITS - clz + 31 - 8
-    y = rdbp(srdhm(recip, e), exponent) + SOFTMAX_OUT_Q[1]
-    return saturate(np.where(live, y, SOFTMAX_OUT_Q[1]))
+    info = np.iinfo(out_dtype)
+    exponent = SOFTMAX_ACCUM_INT_BITS - clz + 31 - info.bits
+    y = rdbp(srdhm(recip, e), exponent) + info.min
+    return saturate(np.where(live, y, info.min), out_dtype)
 
 
-# TFLM int8 SUB (sub_common.cc) as a qnn.add with the second multiplier negated
-def _sub_multipliers(s1: float, s2: float, so: float):
+# TFLM int8 / int16 SUB (sub_common.cc) as a qnn.add with the second multiplier negated
+def _sub_multipliers(s1: float, s2: float, so: float, left_shift: int = ADD_LEFT_SHIFT):
     """CalculateOpDataSub: twice_max and the three real multipliers in float32."""
     twice = np.float32(2) * max(np.float32(s1), np.float32(s2))
-    reals = (np.float32(s1) / twice, np.float32(s2) / twice, twice / (np.float32(1 << 20) * np.float32(so)))
+    reals = (np.float32(s1) / twice, np.float32(s2) / twice,
+             twice / (np.float32(1 << left_shift) * np.float32(so)))
     out = [quantize_multiplier(float(r)) for r in reals]
     if any(sh > 0 for _, sh in out):
-        raise ValueError("int8 SUB needs multipliers below one (output scale too small for TFLM's kernel)")
+        raise ValueError("quantized SUB needs multipliers below one (output scale too small for TFLM's kernel)")
     return out
 
 
-def sub_as_add(a_q, b_q, out_q) -> dict:
-    """qnn.add parameters computing TFLM's int8 SUB: the second multiplier negated. Exact unless a
-    rounding tie of SaturatingRoundingDoublingHighMul (which rounds halves up, not symmetrically)
-    falls differently; every input pair is checked and a mismatch is an error."""
-    (m1, sh1), (m2, sh2), (mo, sho) = _sub_multipliers(a_q[0], b_q[0], out_q[0])
-    q = np.arange(-128, 128, dtype=np.int64)
-    x1 = mbqm((q - a_q[1]) << 20, m1, sh1)[:, None]
-    x2 = mbqm((q - b_q[1]) << 20, m2, sh2)[None, :]
-    want = mbqm(x1 - x2, mo, sho) + out_q[1]                     # TFLM SubElementwise
+def sub_as_add(a_q, b_q, out_q, dtype: str = "int8") -> dict:
+    """qnn.add parameters computing TFLM's int8 or int16 SUB (``dtype``), headroom ``LEFT_SHIFTS[dtype]``.
+    int16: ``subtract`` (the rescaled inputs subtracted, SubElementwise exactly). int8: the second
+    multiplier negated, exact unless a rounding tie of SaturatingRoundingDoublingHighMul (which rounds
+    halves up, not symmetrically) falls differently; every input pair is checked and a mismatch is a
+    ValueError."""
+    left = LEFT_SHIFTS[dtype]
+    (m1, sh1), (m2, sh2), (mo, sho) = _sub_multipliers(a_q[0], b_q[0], out_q[0], left)
+    real = (float(np.float32(a_q[0])), -float(np.float32(b_q[0])), float(np.float32(out_q[0])))
+    if dtype == "int16":
+        return dict(m1=m1, sh1=sh1, m2=m2, sh2=sh2, mo=mo, sho=sho, left_shift=left, subtract=True, real_scales=real)
     params = dict(m1=m1, sh1=sh1, m2=-m2, sh2=sh2, mo=mo, sho=sho)
+    q = np.arange(-128, 128, dtype=np.int64)
+    x1 = mbqm((q - a_q[1]) << left, m1, sh1)[:, None]
+    x2 = mbqm((q - b_q[1]) << left, m2, sh2)[None, :]
+    want = mbqm(x1 - x2, mo, sho) + out_q[1]                     # TFLM SubElementwise
     got = qadd(q[:, None], a_q[1], q[None, :], b_q[1], out_q[1], params)
     if not np.array_equal(saturate(got), saturate(want)):
         raise ValueError("int8 SUB with these scales has no exact tinyfuse kernel (a rounding tie of the "
                          "negated multiplier differs from TFLM)")
-    return {**params, "real_scales": (float(np.float32(a_q[0])), -float(np.float32(b_q[0])), float(np.float32(out_q[0])))}
+    return {**params, "real_scales": real}
 
 
 def softmax_table_params(in_scale: float, out_scale: float, length: int) -> dict:

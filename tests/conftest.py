@@ -140,3 +140,29 @@ def quant_header_lib(workdir: Path, *cflags: str):
     subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", *cflags,
                     f"-I{ROOT / 'runtime_c' / 'include'}", str(src), "-o", str(so)], check=True)
     return ctypes.CDLL(str(so))
+
+
+# ----------------------------------------------------------------------------- test tiers (markers)
+# needs_cc: builds C with the host compiler (tests/c, tests/fuzz, tests/conformance); needs_qemu: runs
+# under qemu with the cross toolchains (tests/target); slow: the files that take most of a tier's time
+# (golden sources over every shared model, the strategy check, sanitizer builds, the installed wheel,
+# real models, the node tests, fuzz smokes). `make check` runs `-m "not needs_qemu and not slow"`:
+# gcc only, a few minutes; `make test` runs everything.
+NEEDS_CC_DIRS = ("c", "fuzz", "conformance")
+SLOW_FILES = {"test_golden_sources.py", "test_strategy.py", "test_determinism.py", "test_sanitize_families.py",
+              "test_sanitizers.py", "test_install.py", "test_real_models.py", "test_real_int8_simd_host.py",
+              "test_conformance.py", "test_tflm_twin_variants.py", "test_fuzz_smoke.py", "test_parser_fuzz_smoke.py",
+              "test_tflm_twin_smoke.py", "test_int8_tflm.py", "test_validate_oracles.py", "test_quantize.py",
+              "test_project_host.py", "test_c_api.py", "test_wconversion_regressions.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        parts = Path(str(item.fspath)).relative_to(ROOT / "tests").parts
+        if parts[0] in NEEDS_CC_DIRS:
+            item.add_marker(pytest.mark.needs_cc)
+        if parts[0] == "target":
+            item.add_marker(pytest.mark.needs_qemu)
+            item.add_marker(pytest.mark.needs_cc)
+        if parts[-1] in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)

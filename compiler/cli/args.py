@@ -11,9 +11,9 @@ from ..options import IO_BUFFERS, KERNEL_CHOICES, SPARSE_CHOICES
 from ..quantize import add_parser as add_quantize_parser
 from ..validate import criterion
 from ..memory import PLANNERS
-from ..passes.pipeline import PASS_NAMES
+from ..driver import PASS_CHOICES
 from ..targets import TARGETS
-from ..tune.command import RAM_LIMIT_HELP, int_at_least
+from ..tune.command import RAM_LIMIT_HELP, int_at_least, specialize_options
 
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
@@ -46,17 +46,11 @@ class _JoinPairs(argparse.Action):
         setattr(namespace, self.dest, f"{before},{values}" if before else values)
 
 
-def _common(p: argparse.ArgumentParser, model_option: bool = False) -> None:
-    if model_option:      # tinyfuse project DIR --model M
-        p.add_argument("--model", required=True, help="an ONNX or TFLite file (told apart by content, not suffix)")
-    else:
-        p.add_argument("model", help="an ONNX or TFLite file (told apart by content, not suffix)")
-    p.add_argument("--target", default="host", choices=list(TARGETS), metavar="TARGET",
-                   help=f"target to compile for: {', '.join(TARGETS)} (default host; all but host run under qemu)")
-    p.add_argument("--name", help="C identifier prefix of the generated API (default: file stem)")
-    p.add_argument("--disable-pass", action="append", default=[], metavar="NAME", choices=PASS_NAMES,
-                   help=f"skip a pass of the pipeline (repeatable): {', '.join(PASS_NAMES)}")
-    p.add_argument("--dump-ir", metavar="DIR", help="write the IR after each pass into DIR")
+def build_options(p: argparse.ArgumentParser) -> None:
+    """The compile options that change a build (``cost.records.build_options``): compile, run, bench,
+    report, validate, project and tune take them alike (tune records them with every measured build)."""
+    p.add_argument("--disable-pass", action="append", default=[], metavar="NAME", choices=PASS_CHOICES,
+                   help=f"skip a pass of the pipeline or an ONNX layer recognition (repeatable): {', '.join(PASS_CHOICES)}")
     p.add_argument("--planner", default="best", choices=list(PLANNERS), metavar="PLANNER",
                    help=f"memory planner: {', '.join(PLANNERS)} (default best)")
     p.add_argument("--rounding", default="double", choices=("double", "single"),
@@ -77,6 +71,23 @@ def _common(p: argparse.ArgumentParser, model_option: bool = False) -> None:
                    "int8 conv/FC kernel sparse, for measurements)")
     p.add_argument("--scratch-bytes", type=_non_negative, default=None, metavar="N",
                    help="working-set budget of a poly-fused kernel's line buffers (default: the target's)")
+    p.add_argument("--skip-zero-activations", action="store_true", help="int8 pointwise conv / fully connected "
+                   "kernels skip groups of input activations at the zero point (exact; data-dependent time)")
+    p.add_argument("--wcet", action="store_true", help="real-time mode: no data-dependent branches (bench: per-kernel "
+                   "instructions over 20 random inputs + --input, min/max and the bound)")
+    p.add_argument("--max-step-instructions", type=_positive, default=None, metavar="N", help="also emit "
+                   "<name>_step(arena), each call at most about N instructions (kernels split by output rows)")
+
+
+def _common(p: argparse.ArgumentParser, model_option: bool = False) -> None:
+    if model_option:      # tinyfuse project DIR --model M
+        p.add_argument("--model", required=True, help="an ONNX or TFLite file (told apart by content, not suffix)")
+    else:
+        p.add_argument("model", help="an ONNX or TFLite file (told apart by content, not suffix)")
+    p.add_argument("--target", default="host", choices=list(TARGETS), metavar="TARGET",
+                   help=f"target to compile for: {', '.join(TARGETS)} (default host; all but host run under qemu)")
+    p.add_argument("--name", help="C identifier prefix of the generated API (default: file stem)")
+    p.add_argument("--dump-ir", metavar="DIR", help="write the IR after each pass into DIR")
     p.add_argument("--tuning-records", metavar="FILE", help="JSON lines from `tinyfuse tune`: build the recorded "
                    "choice (the fastest measured build at no more RAM than the default), or with --ram-limit the "
                    "fastest measured build that fits")
@@ -88,12 +99,8 @@ def _common(p: argparse.ArgumentParser, model_option: bool = False) -> None:
     p.add_argument("--stateful", metavar="IN=OUT,...", action=_JoinPairs, help="graph input/output pairs (names) that carry state "
                    "between runs: each IN becomes persistent state, updated from OUT after every run, zeroed by reset "
                    "(repeatable)")
-    p.add_argument("--skip-zero-activations", action="store_true", help="int8 pointwise conv / fully connected "
-                   "kernels skip groups of input activations at the zero point (exact; data-dependent time)")
-    p.add_argument("--wcet", action="store_true", help="real-time mode: no data-dependent branches (bench: per-kernel "
-                   "instructions over 20 random inputs + --input, min/max and the bound)")
-    p.add_argument("--max-step-instructions", type=_positive, default=None, metavar="N", help="also emit "
-                   "<name>_step(arena), each call at most about N instructions (kernels split by output rows)")
+    build_options(p)
+    specialize_options(p)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -205,4 +212,4 @@ def _validate_parser(sub, _epilog) -> None:
 def _tune_parser(sub, _epilog) -> None:
     """tinyfuse tune: the knob search on Dask (tinyfuse.tune.command)."""
     from ..tune.command import add_parser
-    add_parser(sub, _epilog, [n for n, tg in TARGETS.items() if not tg.is_host])
+    add_parser(sub, _epilog, [n for n, tg in TARGETS.items() if not tg.is_host], build_options)

@@ -45,7 +45,8 @@ def _compile_model(args):
         ram_limit = parse_bytes(args.ram_limit)
         if records is None:
             from ..tune import TuningRecords
-            pick = predicted_config(args.model, args.target, ram_limit, args.cost_model)
+            from ..tune.command import compile_options
+            pick = predicted_config(args.model, args.target, ram_limit, args.cost_model, compile_options(args))
             records, ram_limit = TuningRecords(config=pick["config"]), None
             print(f"--ram-limit {args.ram_limit}: predicted build arena {pick['arena_bytes']} B, ~{pick['predicted']} "
                   f"instructions ({'; '.join(pick['changes']) or 'default'})", file=sys.stderr)
@@ -61,7 +62,8 @@ def _compile_model(args):
                          realtime=dict(skip_zero_activations=args.skip_zero_activations, wcet=args.wcet,
                                        max_step_instructions=args.max_step_instructions or 0), io_buffers=getattr(args, "io_buffers", "arena"),
                          sparse=getattr(args, "sparse", None), flash_limit=flash_limit,
-                         labels=read_labels(getattr(args, "class_labels", None)), **placement)
+                         labels=read_labels(getattr(args, "class_labels", None)),
+                         input_shapes=getattr(args, "input_shapes", ()), bind=getattr(args, "bind", ()), **placement)
 
 
 def cmd_compile(args) -> int:

@@ -14,20 +14,38 @@ from .templates import c_array_body, template
 MANIFEST_VERSION = 1
 QUANT_HEADER = "tinyfuse_quant.h"
 QUANT_SOURCE = runtime_dir() / "include" / "tinyfuse" / "quant.h"
+QUANT16_HEADER = "tinyfuse_quant16.h"   # the int16 (16x8) helpers, beside quant.h when a kernel calls a tf16_ one
 SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve variants
 HALF_HEADER = "tinyfuse_half.h"     # Kernel.headers of kernels reading binary16 weights (--weights-dtype float16)
 WCET_HEADER = "tinyfuse_wcet.h"     # Kernel.headers of the --wcet branch-free kernels (lower/realtime.py)
 REQUANT_ARM_HEADER = "tinyfuse_requant_arm.h"   # Kernel.headers of kernels using the short DSP requantize
 FIXEDPOINT_HEADER = "tinyfuse_fixedpoint.h"    # Kernel.headers of TFLM's int8 LOG_SOFTMAX / L2_NORMALIZATION
+QELEM_HEADER = "tinyfuse_qelem.h"   # Kernel.headers of kernels calling TFLM's int8 DIV (tf_qdiv)
+SIGNAL_HEADER = "tinyfuse_signal.h"   # Kernel.headers of the signal-library kernels (lower/signal.py)
 RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "include" / "tinyfuse" / "wcet.h",
+                   QELEM_HEADER: runtime_dir() / "include" / "tinyfuse" / "qelem.h",
                    SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h",
                    HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h",
                    REQUANT_ARM_HEADER: runtime_dir() / "include" / "tinyfuse" / "requant_arm.h",
+                   QUANT16_HEADER: runtime_dir() / "include" / "tinyfuse" / "quant16.h",
+                   SIGNAL_HEADER: runtime_dir() / "include" / "tinyfuse" / "signal.h",
+
                    FIXEDPOINT_HEADER: runtime_dir() / "include" / "tinyfuse" / "fixedpoint.h"}
 CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit patterns
 # <NAME>_TYPE_<DTYPE> of the header: TFLite's TensorType numbers (schema.fbs), one per I/O dtype
 ARENA_ALIGN = 16     # targets.ARENA_ALIGN (codegen may not import targets): what every entry point checks
 TYPE_CODES = {"float32": 0, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9}
+WIDE_TYPE_CODES = {"uint64": 12, "uint32": 15, "uint16": 16}   # defined when an input or output has the type
+
+
+def _type_codes(result) -> dict[str, int]:
+    used = {t.dtype for t in [*result.inputs, *result.outputs]}
+    return {**TYPE_CODES, **{d: c for d, c in WIDE_TYPE_CODES.items() if d in used}}
+
+
+def c_comment(text: str) -> str:
+    """``text`` safe inside a C block comment (no ``*/``, printable ASCII)."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text).replace("*/", "* /")
 
 
 def _isl_macros(kernels) -> list[str]:
@@ -73,6 +91,7 @@ def _step_api(result) -> dict | None:
 
 def emit_sources(result, pool, version: str) -> dict[str, str]:
     name = result.name
+    spec = getattr(result, "specialization", None)
     check_labels(getattr(result, "labels", ()), result.outputs)
     in_q, out_q = _io_quant(result)
     ctx = dict(
@@ -82,13 +101,16 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         constants=[(cname, CONST_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
         weights_bytes=result.weights_bytes, macs=result.macs, placement=result.placement,
         in_q=in_q, out_q=out_q, states=result.states, state_bytes=result.state_bytes, io_caller=result.io_caller,
-        step_api=_step_api(result), type_codes=TYPE_CODES, io_ids=io_macro_ids(result.inputs, result.outputs),
+        step_api=_step_api(result), type_codes=_type_codes(result), io_ids=io_macro_ids(result.inputs, result.outputs),
         arena_align=f"{name.upper()}_ALIGN" if result.placement.align >= ARENA_ALIGN else str(ARENA_ALIGN),
         labels=[c_string(n) for n in getattr(result, "labels", ())],
+        specialized=[c_comment(line) for line in spec.lines()] if spec else [],
     )
     uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
     ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []
     ctx["extra_includes"] += sorted({h for k in result.kernels for h in k.headers} - {QUANT_HEADER})
+    if any("tf16_" in k.code for k in result.kernels):     # after quant.h: it uses tf_mbqm
+        ctx["extra_includes"].insert(1, QUANT16_HEADER)
     files = {
         f"{name}.h": template("model/model.h.j2").render(**ctx),
         f"{name}.c": template("model/model.c.j2").render(**ctx),
@@ -109,6 +131,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         "files": sorted([*files, "metadata.json"]),
         "inputs": _io_json(result.inputs, in_q), "outputs": _io_json(result.outputs, out_q),
         **({"labels": list(result.labels)} if getattr(result, "labels", ()) else {}),
+        **({"specialization": spec.as_json()} if spec else {}),
         "kernels": [{"name": s.kernel.name, "ops": s.kernel.ops, "macs": s.kernel.macs, "in_offsets": s.in_offsets,
                      "out_offset": s.out_offset, "scratch_bytes": s.kernel.scratch_bytes, "kind": s.kernel.kind, "variant": s.kernel.variant,
                      **({"in_bases": s.in_bases, "out_base": s.out_base} if result.states or result.io_caller

@@ -50,5 +50,5 @@ def c_array_body(arr: np.ndarray, per_line: int = 12) -> str:
     if flat.dtype.kind == "f":
         items = [c_literal(x) for x in flat.astype(np.float32).tolist()]
     else:
-        items = [str(x) for x in flat.tolist()]
+        items = [str(int(x)) for x in flat.tolist()]      # bool arrays too: 0 / 1
     return ",\n  ".join(", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line))

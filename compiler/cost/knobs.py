@@ -32,10 +32,11 @@ import hashlib
 import json
 
 from ..ir import Function
+from ..options import KNOBS
 from .features import group_signature
 
-DEFAULT_GLOBAL = {"poly_fuse": True, "scratch_bytes": None, "order": "memory"}
-ORDERS = ("memory", "ir")
+DEFAULT_GLOBAL = {k.name: k.default for k in KNOBS.values() if k.scope == "global"}
+ORDERS = KNOBS["order"].values
 
 
 def normalize(config: dict | None) -> dict:

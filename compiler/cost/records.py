@@ -29,6 +29,36 @@ from ..errors import TinyfuseError
 from .knobs import config_key, normalize
 
 
+# the compile options that change a build (tinyfuse compile's, not the tuning knobs): a record measured
+# under other options does not describe this build. Records written before carried none: the defaults.
+BUILD_OPTION_DEFAULTS = {"kernels": "auto", "rounding": "double", "planner": "best", "disabled_passes": [],
+                         "scratch_bytes": None, "weights_dtype": "float32", "io_buffers": "arena", "sparse": "auto",
+                         "skip_zero_activations": False, "wcet": False, "max_step_instructions": 0}
+
+
+def build_options(kernels=None, rounding="double", planner="best", disabled_passes=(), scratch_bytes=None,
+                  weights_dtype="float32", io_buffers="arena", sparse=None, realtime=None, **_ignored) -> dict:
+    """The build-changing compile options as a record stores them (``compile_model``'s arguments; the
+    defaults filled in, poly_fuse left out of the disabled passes: it is a tuning knob)."""
+    rt = realtime or {}
+    return {"kernels": kernels or "auto", "rounding": rounding, "planner": planner,
+            "disabled_passes": sorted(set(disabled_passes) - {"poly_fuse"}), "scratch_bytes": scratch_bytes,
+            "weights_dtype": weights_dtype, "io_buffers": io_buffers, "sparse": sparse or "auto",
+            "skip_zero_activations": bool(rt.get("skip_zero_activations")), "wcet": bool(rt.get("wcet")),
+            "max_step_instructions": int(rt.get("max_step_instructions") or 0)}
+
+
+def options_of(rec: dict) -> dict:
+    """The build options a record was measured under (module doc; older records: the defaults)."""
+    return {**BUILD_OPTION_DEFAULTS, **(rec.get("options") or {})}
+
+
+def options_text(options: dict) -> str:
+    """The options that differ from the defaults, as compile flags ("defaults" when none does)."""
+    diff = [f"--{k.replace('_', '-')} {v}" for k, v in options.items() if BUILD_OPTION_DEFAULTS.get(k) != v]
+    return ", ".join(diff) or "the default options"
+
+
 def ram_of(rec: dict) -> int:
     """Arena + measured stack bytes of a ``model`` record (stack 0 when not measured)."""
     return int(rec["arena_bytes"]) + int(rec.get("ram_stack") or 0)
@@ -43,34 +73,51 @@ class TuningRecords:
         self.config = config
         self.source = source
 
-    def builds(self, model_hash: str, target: str) -> list[dict]:
-        """The measured ``model`` records of one model and target, one per configuration key."""
+    def _check_options(self, model_hash: str, target: str, options: dict | None) -> None:
+        """TinyfuseError when the records of this model and target were all measured under other build
+        options than ``options`` (one line: what they were measured under, what this compile asks)."""
+        if options is None:
+            return
+        mine = [r for r in self.records if r.get("kind") in ("model", "choice") and r.get("model_hash") == model_hash
+                and r.get("target") == target]
+        if mine and not any(options_of(r) == options for r in mine):
+            src = f"--tuning-records {self.source}" if self.source else "tuning records"
+            raise TinyfuseError(f"{src}: measured under {options_text(options_of(mine[-1]))}, this compile asks for "
+                                f"{options_text(options)}: its knobs would apply to other kernels; tune with the same "
+                                "options (tinyfuse tune takes compile's)")
+
+    def builds(self, model_hash: str, target: str, options: dict | None = None) -> list[dict]:
+        """The measured ``model`` records of one model and target (and, given, build ``options``), one per
+        configuration key."""
         out = {}
         for r in self.records:
             if r.get("kind") == "model" and r.get("model_hash") == model_hash and r.get("target") == target \
-                    and r.get("instructions"):
+                    and r.get("instructions") and (options is None or options_of(r) == options):
                 out[r.get("config_key") or config_key(_config(r))] = r
         return [out[k] for k in sorted(out)]
 
     def config_for(self, model_hash: str, target: str, ram_limit: int | None = None,
-                   model: str | None = None, flash_limit: int | None = None) -> dict | None:
+                   model: str | None = None, flash_limit: int | None = None, options: dict | None = None) -> dict | None:
         """The configuration to build (module doc); None: the defaults. ``model``: the model's name, for
         the warning when no record applies (UserWarning; TinyfuseError as well with a limit).
         ``flash_limit``: bytes of model flash (code + weights, ``flash_bytes``) the build may take; with
-        no ``ram_limit`` the RAM stays at most the default build's, as for the choice."""
+        no ``ram_limit`` the RAM stays at most the default build's, as for the choice. ``options``: this
+        compile's build options (``build_options``): records measured under others are refused."""
         if self.config is not None:
             return normalize(self.config)
+        self._check_options(model_hash, target, options)
         if ram_limit is not None or flash_limit is not None:
             what = f"--ram-limit {ram_limit}" if ram_limit is not None else f"--flash-limit {flash_limit}"
-            builds = self.builds(model_hash, target)
+            builds = self.builds(model_hash, target, options)
             if not builds:
                 self._warn_unused("no measured build", model_hash, target, model, "")
                 raise TinyfuseError(f"{what}: the tuning records hold no measured build of this "
                                     f"model on {target}; run tinyfuse tune first")
-            return normalize(_config(_fastest_within(builds, ram_limit, flash_limit)))
+            return normalize(_config(select(builds, ram_limit, flash_limit)))
         chosen = None
         for r in self.records:
-            if r.get("kind") == "choice" and r.get("model_hash") == model_hash and r.get("target") == target:
+            if r.get("kind") == "choice" and r.get("model_hash") == model_hash and r.get("target") == target \
+                    and (options is None or options_of(r) == options):
                 chosen = _config(r)
         if chosen is None:
             self._warn_unused("no tuned choice", model_hash, target, model, ": building the default")
@@ -101,9 +148,12 @@ class TuningRecords:
         warnings.warn(f"{src}: {what} for model {asked} on {target}; {holds} {self.holdings()}{then}", stacklevel=3)
 
 
-def _fastest_within(builds: list[dict], ram_limit: int | None, flash_limit: int | None) -> dict:
-    """The fastest measured build within the limits (ties: less RAM, then the configuration key);
-    TinyfuseError naming the smallest RAM (or flash) reachable when none fits."""
+def select(builds: list[dict], ram_limit: int | None = None, flash_limit: int | None = None) -> dict:
+    """The one selection among measured builds (``model`` records of one model, target and set of build
+    options), for compile's choice, ``--ram-limit``, ``--flash-limit`` and tune's choice alike: the
+    fastest within ``ram_limit`` bytes of arena + measured stack (None: the default build's RAM) and
+    ``flash_limit`` bytes of model flash (None: any); ties: less RAM, then no change from the default,
+    then the configuration key. TinyfuseError naming the smallest RAM (or flash) reachable when none fits."""
     if ram_limit is None:                 # --flash-limit alone: no more RAM than the default build
         default = [r for r in builds if r.get("config_key") == config_key({})]
         ram_limit = ram_of(default[0]) if default else max(ram_of(r) for r in builds)
@@ -120,7 +170,7 @@ def _fastest_within(builds: list[dict], ram_limit: int | None, flash_limit: int 
             least = f"{min(r['flash_bytes'] for r in known)} B" if known else "unknown (records without flash_bytes)"
             raise TinyfuseError(f"--flash-limit {flash_limit} B: no measured build within {ram_limit} B of RAM fits; "
                                 f"the least model flash reachable there is {least}")
-    return min(fits, key=lambda r: (r["instructions"], ram_of(r), r.get("config_key", "")))
+    return min(fits, key=lambda r: (r["instructions"], ram_of(r), bool(r.get("changes")), r.get("config_key", "")))
 
 
 def _what(builds: int, choices: int) -> str:
@@ -175,4 +225,5 @@ def load_records(src) -> TuningRecords:
     return TuningRecords(recs, source=str(src))
 
 
-__all__ = ["TuningRecords", "apply_global", "load_records", "ram_of"]
+__all__ = ["BUILD_OPTION_DEFAULTS", "TuningRecords", "apply_global", "build_options", "load_records", "options_of",
+           "options_text", "ram_of", "select"]

@@ -87,7 +87,7 @@ def oracle_frames(model_path, result, frames, stateful=()) -> list[list[np.ndarr
         if result.states:
             raise OracleUnavailable("no oracle of a stateful ONNX model")
         from .oracles import onnxruntime_outputs
-        return [list(onnxruntime_outputs(model_path, result.inputs, f)) for f in frames]
+        return [list(onnxruntime_outputs(model_path, result.inputs, f, getattr(result, "bound_inputs", None))) for f in frames]
     stacked = [np.stack([f[i] for f in frames]) for i in range(len(result.inputs))]
     ys = tflm_outputs(model_path, stacked, len(result.outputs), arena_hint=2 * result.arena_bytes,
                       frames=len(frames))

@@ -37,7 +37,7 @@ def host_files(result) -> list[str]:
 
 
 def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_fill: int = 0,
-               sanitize: bool = False, guard: int = 0) -> Path:
+               sanitize: bool = False, guard: int = 0, timeout: float | None = None) -> Path:
     """Write the sources into ``workdir/src`` and build ``workdir/model``. Raises TinyfuseError with the
     compiler's first lines if the C compiler fails.
 
@@ -46,7 +46,8 @@ def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_
     UndefinedBehaviorSanitizer (any report aborts the run, so run_host raises). ``guard`` puts that
     many bytes (rounded up to ARENA_ALIGN, 16) before and after the arena, filled with GUARD_PATTERN: the main
     checks them after the run and exits with 3 naming the first overwritten byte; under ASan the
-    guards are also poisoned, so a read or write there is reported where it happens."""
+    guards are also poisoned, so a read or write there is reported where it happens. ``timeout``
+    (seconds, None: none): TinyfuseError when the compiler takes longer."""
     workdir = Path(workdir)
     src = result.write(workdir / "src")
     main = workdir / "main.c"
@@ -61,10 +62,18 @@ def build_host(result, workdir: str | Path, cc: str = "gcc", cflags=None, arena_
     flags = [*(cflags or STRICT_CFLAGS), *(SANITIZE_CFLAGS if sanitize else [])]
     cmd = [cc, *flags, f"-I{src}", str(src / f"{result.name}.c"),
            str(src / f"{result.name}_weights.c"), str(main), "-o", str(exe), "-lm"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = compile_run(cmd, timeout)
     if proc.returncode:
         raise TinyfuseError(f"{cc} failed on the generated code:\n{proc.stderr[:4000]}")
     return exe
+
+
+def compile_run(cmd: list[str], timeout: float | None) -> subprocess.CompletedProcess:
+    """Run a compiler command; TinyfuseError when it takes longer than ``timeout`` seconds (None: no limit)."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise TinyfuseError(f"{cmd[0]} did not finish in {timeout:g} s: {' '.join(map(str, cmd[:4]))} ...") from None
 
 
 def run_host(exe: str | Path, result, inputs: list[np.ndarray], timeout: float = 120) -> list[np.ndarray]:

@@ -28,18 +28,19 @@ from ..codegen.templates import template
 from ..errors import TinyfuseError
 from ..resources import runtime_dir
 from ..targets import ARENA_ALIGN
-from .host import GUARD_PATTERN, SANITIZE_CFLAGS, STRICT_CFLAGS
+from .host import GUARD_PATTERN, SANITIZE_CFLAGS, STRICT_CFLAGS, compile_run
 
 SIMD_HOST_HEADER = runtime_dir() / "include" / "tinyfuse" / "simd_host.h"
 
 
 def build_host_multi(results, workdir: str | Path, cc: str = "gcc", cflags=None, arena_fill: int = 0,
-                     sanitize: bool = False, guard: int = 0, simd_host: bool = False, jobs: int = 1) -> Path:
+                     sanitize: bool = False, guard: int = 0, simd_host: bool = False, jobs: int = 1,
+                     timeout: float | None = None) -> Path:
     """Write every result's sources into ``workdir/src/<name>`` (model names must differ: each model's
     symbols carry its name) and build ``workdir/models``. ``cc``, ``cflags`` (default STRICT_CFLAGS),
-    ``arena_fill``, ``sanitize`` and ``guard`` (bytes, rounded up to ARENA_ALIGN) as in
-    ``host.build_host``; ``jobs`` translation units compile at a time. Raises TinyfuseError when
-    names repeat or the compiler fails (its first lines)."""
+    ``arena_fill``, ``sanitize``, ``guard`` (bytes, rounded up to ARENA_ALIGN) and ``timeout`` (seconds
+    per compiler run) as in ``host.build_host``; ``jobs`` translation units compile at a time. Raises
+    TinyfuseError when names repeat or the compiler fails (its first lines) or times out."""
     names = [r.name for r in results]
     if len(set(names)) != len(names):
         raise TinyfuseError(f"build_host_multi: model names repeat: {sorted(names)}")
@@ -56,15 +57,16 @@ def build_host_multi(results, workdir: str | Path, cc: str = "gcc", cflags=None,
         flags += ["-include", str(SIMD_HOST_HEADER)]
     units = [src / f"{n}{suffix}" for n, src in zip(names, srcs) for suffix in (".c", "_weights.c")] + [main]
     includes = [f"-I{src}" for src in srcs]
-    objects = _compile_units(cc, [*flags, *includes], units, workdir / "obj", jobs)
+    objects = _compile_units(cc, [*flags, *includes], units, workdir / "obj", jobs, timeout)
     exe = workdir / "models"
-    proc = subprocess.run([cc, *flags, *map(str, objects), "-o", str(exe), "-lm"], capture_output=True, text=True)
+    proc = compile_run([cc, *flags, *map(str, objects), "-o", str(exe), "-lm"], timeout)
     if proc.returncode:
         raise TinyfuseError(f"{cc} failed linking the models:\n{proc.stderr[:4000]}")
     return exe
 
 
-def _compile_units(cc: str, flags: list[str], units: list[Path], obj_dir: Path, jobs: int) -> list[Path]:
+def _compile_units(cc: str, flags: list[str], units: list[Path], obj_dir: Path, jobs: int,
+                   timeout: float | None = None) -> list[Path]:
     """Each C file to an object in ``obj_dir`` (``jobs`` compilers at a time); TinyfuseError with the
     first failing unit's diagnostics."""
     obj_dir.mkdir(parents=True, exist_ok=True)
@@ -72,7 +74,7 @@ def _compile_units(cc: str, flags: list[str], units: list[Path], obj_dir: Path, 
 
     def one(unit_obj):
         unit, obj = unit_obj
-        return unit, subprocess.run([cc, *flags, "-c", str(unit), "-o", str(obj)], capture_output=True, text=True)
+        return unit, compile_run([cc, *flags, "-c", str(unit), "-o", str(obj)], timeout)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for unit, proc in pool.map(one, zip(units, objects)):

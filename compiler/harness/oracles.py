@@ -51,8 +51,9 @@ def _first_line(text, limit: int = 200) -> str:
     return lines[0][:limit] if lines else "no message"
 
 
-def onnxruntime_outputs(model_path: str, infos, inputs) -> list[np.ndarray]:
-    """onnxruntime's outputs for ``inputs`` (one array per ``infos`` entry, fed by name).
+def onnxruntime_outputs(model_path: str, infos, inputs, bound=None) -> list[np.ndarray]:
+    """onnxruntime's outputs for ``inputs`` (one array per ``infos`` entry, fed by name), with the graph
+    inputs tinyfuse bound at compile time (``bound``: name → value, ``--bind``) fed too.
     Raises OracleUnavailable when onnxruntime is missing or rejects/cannot run the model."""
     try:
         import onnxruntime as ort
@@ -62,7 +63,7 @@ def onnxruntime_outputs(model_path: str, infos, inputs) -> list[np.ndarray]:
     so.log_severity_level = ro.log_severity_level = 4      # fatal only: a failure is reported below
     try:
         sess = ort.InferenceSession(str(model_path), so, providers=["CPUExecutionProvider"])
-        return sess.run(None, {t.name: x for t, x in zip(infos, inputs)}, ro)
+        return sess.run(None, {**(bound or {}), **{t.name: x for t, x in zip(infos, inputs)}}, ro)
     except Exception as e:   # onnxruntime raises its own Fail/InvalidGraph/RuntimeException types
         raise OracleUnavailable(_ORT_PREFIX.sub("", _first_line(e, 400))) from None
 
@@ -171,7 +172,8 @@ def model_oracle(model_path, result, inputs, rounded: bool = False) -> tuple[str
 
 def _model_oracle(model_path, result, inputs) -> tuple[str, list[np.ndarray], str | None]:
     if oracle_name(model_path) != TFLM:
-        return ONNXRUNTIME, onnxruntime_outputs(model_path, result.inputs, inputs), None
+        return ONNXRUNTIME, onnxruntime_outputs(model_path, result.inputs, inputs,
+                                                getattr(result, "bound_inputs", None)), None
     try:
         return TFLM, tflm_outputs(model_path, inputs, len(result.outputs), arena_hint=2 * result.arena_bytes), None
     except OracleUnavailable as e:

@@ -1,6 +1,6 @@
 """An independent per-kernel oracle for int8 models: every kernel's int8 output from the C run is
 checked against the *real-arithmetic* semantics of the ops it fuses, on the kernel's own inputs
-from the same C run (tinyfuse issue 13).
+from the same C run.
 
 The real semantics of a kernel (QUANT.md's definition of what a quantized model means):
 
@@ -181,10 +181,28 @@ def _resize(node, args, rounding):
     return _quantize(along(along(x.astype(np.float64), ty, hax), tx, wax), 0, rounding)
 
 
+def _squared_difference(node, args, rounding):
+    """((a − z_a)·s_a − (b − z_b)·s_b)² over s_out (TFLite SQUARED_DIFFERENCE int8)."""
+    sa, sb, so = _facts(node, "real_scales")
+    p = node.attrs
+    d = (args[0].astype(np.int64) - p["a_zero_point"]) * sa - (args[1].astype(np.int64) - p["b_zero_point"]) * sb
+    return _quantize(d * d / so, p["out_zero_point"], rounding)
+
+
+def _add_n(node, args, rounding):
+    """Σ (q_j − z)·s − z·s over s_out: TFLM's int8 ADD_N defines the sum with one more −z term (its sum
+    starts from the rescaled input offset; ops/qelemwise.py)."""
+    s, so = _facts(node, "real_scales")
+    z = node.attrs["zero_point"]
+    total = sum(a.astype(np.int64) - z for a in args) - z
+    return _quantize(total * s / so, node.attrs["out_zero_point"], rounding)
+
+
 REAL_RULES = {
     "qnn.requantize": _requantize, "qnn.add": _binary, "qnn.mul": _binary, "qnn.softmax": _softmax,
     "qnn.avg_pool2d": _avg_pool, "qnn.layer_norm": _layer_norm, "qnn.lut": _lut, "qnn.quantize": _quantize_op,
     "qnn.dequantize": _dequantize, "qnn.prelu": _prelu, "nn.resize2d": _resize,
+    "qnn.squared_difference": _squared_difference, "qnn.add_n": _add_n,
 }
 
 
@@ -247,6 +265,9 @@ def evaluate_real(fn: Function, inputs: list[np.ndarray], rounding: str, fixed: 
 # already the integer round(v/s_out)+z_out), but are not ``moves_data`` ops (legalize_qdq treats those
 # as scale-preserving): named here.
 EXACT_COPIES = ("concatenate", "nn.pad")
+# ops whose int8 result is one of their int8 operands (TFLite MAXIMUM, MINIMUM, SELECT_V2 and the int8 forms of
+# ONNX Max, Min, Where: their operands in the output's quantization) or C's conversion of it (CAST)
+EXACT_PICKS = ("maximum", "minimum", "select", "cast")
 
 
 def _require_exact(node, opdef) -> None:
@@ -254,7 +275,7 @@ def _require_exact(node, opdef) -> None:
     fixed-point ``compute`` would otherwise stand in for real arithmetic."""
     if str(node.ty.dtype) not in INT_DTYPES:
         return
-    if opdef.moves_data or opdef.is_view or opdef.clamps or node.op in EXACT_COPIES:
+    if opdef.moves_data or opdef.is_view or opdef.clamps or node.op in EXACT_COPIES + EXACT_PICKS:
         return
     raise MissingRealFacts(f"{node.op} '{node.span}' has an int8 result and no real-arithmetic rule")
 

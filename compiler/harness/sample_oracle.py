@@ -52,7 +52,9 @@ def _first_line(e, limit: int = 200) -> str:
     return lines[0][:limit] if lines else type(e).__name__
 
 
-def _onnxruntime(path: str) -> SampleOracle:
+def _onnxruntime(path: str, result=None) -> SampleOracle:
+    """onnxruntime over the samples; the inputs ``result`` bound at compile time (``--bind``) are fed too,
+    each sample is shaped as ``result`` compiled its input (``--input-shape``)."""
     try:
         import onnxruntime as ort
     except ImportError:
@@ -63,13 +65,18 @@ def _onnxruntime(path: str) -> SampleOracle:
         sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     except Exception as e:      # onnxruntime's Fail / InvalidGraph / NotImplemented
         raise OracleUnavailable(_first_line(e)) from None
-    infos = sess.get_inputs()
+    bound = dict(getattr(result, "bound_inputs", None) or {})
+    infos = [t for t in sess.get_inputs() if t.name not in bound]
+    compiled = {t.name: t.shape for t in getattr(result, "inputs", None) or ()}
+
+    def shape(t):
+        return compiled.get(t.name) or [d if isinstance(d, int) else 1 for d in t.shape]
 
     def run(samples, progress):
         out = []
         for xs in progress(samples):
             feeds = {t.name: np.asarray(x).astype(_ORT_DTYPES.get(t.type, np.asarray(x).dtype)).reshape(
-                [d if isinstance(d, int) else 1 for d in t.shape]) for t, x in zip(infos, xs)}
+                shape(t)) for t, x in zip(infos, xs)} | bound
             try:
                 out.append(sess.run(None, feeds))
             except Exception as e:
@@ -107,7 +114,7 @@ def sample_oracle(model_path, result, n_outputs: int, samples: list[list[np.ndar
     path = str(model_path)
     try:
         if model_format(path) != "tflite":
-            return _onnxruntime(path)
+            return _onnxruntime(path, result)
         try:
             return _tflm(path, n_outputs, arena_hint, samples)
         except OracleUnavailable as e:

@@ -17,6 +17,7 @@ from ..codegen.templates import template
 from ..errors import TinyfuseError
 from ..ir import Function, Var
 from ..strategy import accepted, choose
+from ..codegen.emit import QELEM_HEADER
 from .realtime import WCET_HEADER
 from ..options import FEATURES, KERNEL_CHOICES, CompileOptions  # noqa: F401  (re-exported)
 from . import group_knobs
@@ -89,6 +90,8 @@ def _finish(kernel: Kernel, fn: Function, anchor, epilogue_ops, ctx: LowerCtx) -
     kernel.ops = kernel.ops or [c.op for c in ([anchor] if anchor is not None else []) + epilogue_ops]  # a lowering may list its own
     if "_ct(" in kernel.loops and WCET_HEADER not in kernel.headers:     # an epilogue's --wcet form
         kernel.headers = [*kernel.headers, WCET_HEADER]
+    if "tf_qdiv(" in kernel.loops and QELEM_HEADER not in kernel.headers:   # TFLM's int8 DIV
+        kernel.headers = [*kernel.headers, QELEM_HEADER]
     kernel.group = fn.attrs.get("name", name)
     found = found_slice(kernel, ctx.slice)
     kernel.slice_range, kernel.slice_points = ((found.lo, found.hi), found.points) if found else (None, None)

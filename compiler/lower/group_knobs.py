@@ -19,11 +19,11 @@ The knobs a family reads (each documented where it is read; ``tune.space`` propo
 """
 from __future__ import annotations
 
-from ..options import LOWERING_KNOBS
+from ..options import KNOBS, LOWERING_KNOBS
 
-NAMES = LOWERING_KNOBS                # every lowering knob a family may read
-WEIGHTS = ("int8", "int16")
-CHANNELS = (2, 3, 4)
+NAMES = LOWERING_KNOBS                # every lowering knob a family may read (options.KNOBS declares each)
+WEIGHTS = KNOBS["weights"].values
+CHANNELS = KNOBS["channels"].values
 
 
 def attach(kernel, offers: dict, knobs: dict | None):

@@ -9,6 +9,7 @@ import numpy as np
 from ..codegen.templates import c_literal, template
 from ..ir import Call, Constant, Function, TensorType, Var, get_op
 from ..ir.group import split_group  # noqa: F401  (re-exported: lowerings split their group)
+from ..options import KNOBS
 from ..poly import loops_to_c
 from ..poly.codegen import schedule_to_c
 
@@ -153,11 +154,13 @@ class Epilogue:
 
     def attrs_for(self, op: Call, macro) -> dict:
         """Attributes as the macro sees them: arrays become const array names, plus ``dtype`` (the
-        op's output dtype) when the macro takes it, and ``wcet`` under --wcet (``CompileOptions.wcet``)."""
+        op's output dtype) and ``in_dtype`` (its first operand's) when the macro takes them, and ``wcet`` under --wcet (``CompileOptions.wcet``)."""
         attrs = {k: (self.pool.ref(np.asarray(v), key=("attr", id(op), k)) if isinstance(v, np.ndarray) else v)
                  for k, v in op.attrs.items()}
         if "dtype" in macro.arguments:
             attrs["dtype"] = op.ty.dtype
+        if "in_dtype" in macro.arguments:
+            attrs["in_dtype"] = op.args[0].ty.dtype
         if "wcet" in macro.arguments and self.wcet:
             attrs["wcet"] = True
         return attrs
@@ -236,7 +239,10 @@ class LowerCtx:
 
     def offer(self, name: str, values) -> None:
         """The lowering takes knob ``name`` with these ``values`` (the first: its default); ``tune.space``
-        proposes the others."""
+        proposes the others. A knob or value ``options.KNOBS`` does not declare is a lowering bug."""
+        knob = KNOBS.get(name)
+        assert knob is not None and knob.scope == "kernel", f"offer of an undeclared kernel knob {name!r}"
+        assert knob.values is None or set(values) <= set(knob.values), f"{name}: {values} not in {knob.values}"
         self.offers[name] = tuple(values)
 
     @property

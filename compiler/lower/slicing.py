@@ -13,7 +13,8 @@ poly-fused chains (line buffers), reductions, softmax and recurrent kernels stay
 When one unit of the split dimension is too coarse for the budget (``too_coarse``), the SIMD blocked
 conv / matmul kernels (state only inside a block or in the arena scratch) and the portable conv
 (accumulator inside one output point) are sliced on the linearised time of the dimensions below it
-too (DEEP, ``poly.slices``).
+too (DEEP, ``poly.slices``); so are those whose only varying dimension orders their statements (one
+output point), which depth 1 never splits.
 """
 from __future__ import annotations
 
@@ -54,13 +55,24 @@ def lower_sliced(fn: Function, pool, lower: Callable[..., Kernel], too_coarse: C
         return lower(None)
     mark = pool.mark()
     kernel = _attempt(pool, lower, SliceRequest())
-    deep = DEEP.get((op, kernel and kernel.variant))
-    if deep and kernel.variant != "ref" and anchor.attrs.get("groups", 1) != 1:
-        deep = None
-    if kernel is not None and deep and too_coarse(kernel):
+    if kernel is None:               # nothing to split at depth 1 (e.g. one output point): deeper, if it has it
+        kernel = lower(None)
+        deep = _deep(op, kernel.variant, anchor)
+        if deep is None:
+            return kernel
+        pool.rollback(mark)
+        return _attempt(pool, lower, SliceRequest(*deep)) or lower(None)
+    deep = _deep(op, kernel.variant, anchor)
+    if deep and too_coarse(kernel):
         pool.rollback(mark)
         kernel = _attempt(pool, lower, SliceRequest(*deep)) or _attempt(pool, lower, SliceRequest())
     return kernel or lower(None)
+
+
+def _deep(op: str, variant: str, anchor) -> tuple[int, int] | None:
+    """The deeper slice request (depth, limit) of a kernel family, or None (DEEP; SIMD groups 1 only)."""
+    deep = DEEP.get((op, variant))
+    return None if deep and variant != "ref" and anchor.attrs.get("groups", 1) != 1 else deep
 
 
 def _attempt(pool, lower: Callable[..., Kernel], request: SliceRequest) -> Kernel | None:

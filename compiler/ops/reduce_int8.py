@@ -11,11 +11,13 @@ from ..errors import TinyfuseError
 from ..ir import Constant, Expr, call
 
 
-def quantized_mean(x: Expr, axes: tuple[int, ...], in_q, out_q, span: str = "", compute_sum: bool = False) -> Expr:
-    """TFLM QuantizedMeanOrSum over ``axes`` of the int8 ``x``: sum − zp_in·n by a ones depthwise
-    conv, then MBQM with m' = (m << s) // n, shift' = shift − s, s = min(floor(log2 n), 32, 31 + shift)
-    (``compute_sum``, TFLite SUM: MBQM with m and shift as they are). The result has the reduced axes
-    kept as size 1 (the caller reshapes)."""
+def quantized_mean(x: Expr, axes: tuple[int, ...], in_q, out_q, span: str = "", dtype: str = "int8",
+                   compute_sum: bool = False) -> Expr:
+    """TFLM QuantizedMeanOrSum over ``axes`` of the int8 or int16 ``x``: sum − zp_in·n by a ones
+    depthwise conv (int32), then MBQM with m' = (m << s) // n, shift' = shift − s,
+    s = min(floor(log2 n), 32, 31 + shift) (``compute_sum``, TFLite SUM: MBQM with m and shift as they
+    are), saturated to ``dtype`` (the output's: TFLM's QuantizedMeanOrSum<int16_t> for 16x8). The
+    result has the reduced axes kept as size 1 (the caller reshapes)."""
     shape = x.ty.shape
     rank = len(shape)
     n = math.prod(shape[a] for a in axes)
@@ -39,5 +41,6 @@ def quantized_mean(x: Expr, axes: tuple[int, ...], in_q, out_q, span: str = "", 
         raise TinyfuseError(f"{span}: MEAN multiplier out of range")
     y = call("qnn.requantize", acc, Constant(np.full((1, c, 1, 1), m, np.int32)),
              Constant(np.full((1, c, 1, 1), shift, np.int32)), output_zero_point=int(out_q[1]), span=span,
-             real_multiplier=(real if compute_sum else real / n,) * c)
+             real_multiplier=(real if compute_sum else real / n,) * c,
+             **({"out_dtype": dtype} if dtype != "int8" else {}))
     return call("transpose", y, axes=(0, 2, 3, 1), span=span)      # [N, C, oh, ow] → [N, oh, ow, C]

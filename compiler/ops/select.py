@@ -1,9 +1,9 @@
-"""select(condition, x, y): element-wise choice, ONNX Where-16 with a constant condition that mixes
-true and false (a uniform one is folded to x or y by the frontend).
+"""select(condition, x, y): element-wise choice (ONNX Where-16, TFLite SELECT_V2); a uniform constant
+condition is folded to x or y by the frontend.
 
 ``y_i = condition_i ? x_i : y_i`` with numpy (ONNX multidirectional) broadcasting over all three
-operands; ``condition`` is a bool (or uint8, nonzero = true) tensor, usually a constant mask that
-lowering reads as a weight array; x and y share their dtype, which the output keeps. numpy
+operands; ``condition`` is a bool (or uint8, nonzero = true) tensor, computed or a constant mask
+that lowering reads as a weight array; x and y share their dtype, which the output keeps. numpy
 reference: ``np.where`` (ONNX Where-16's reference implementation).
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """fold_input_transpose: the layout transpose of an NCHW model input is read through by the convs
-that consume it, so no kernel copies the image to NHWC (tinyfuse issue 14).
+that consume it, so no kernel copies the image to NHWC.
 
 A PyTorch model exported to TFLite (litert-torch) has an NCHW input followed by ``TRANSPOSE`` to
 NHWC; an ONNX model from PyTorch gets the same transpose from ``convert_layout``. As its own kernel

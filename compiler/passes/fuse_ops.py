@@ -86,7 +86,7 @@ def wrap_kernels(mod: IRModule) -> IRModule:
 
 
 def _group_name(members: list[Call]) -> str:
-    return "fused_" + "_".join(m.op.replace("nn.", "") for m in members)
+    return "fused_" + "_".join(m.op.replace("nn.", "").replace(".", "_") for m in members)
 
 
 def _build(func: Function, groups: list[list[Call]], group_of: dict[int, int]) -> Function:

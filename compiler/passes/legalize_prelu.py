@@ -9,9 +9,9 @@ from ..ir import Call, Constant, Expr, call
 from ..ops.qprelu import prelu_params
 
 
-def per_tensor(e: Expr, constant: bool):
-    """(int8 expr, float32 scale, zero point) of dequantize(e) per tensor, or None."""
-    if not (isinstance(e, Call) and e.op == "qnn.dequantize") or e.args[0].ty.dtype != "int8" \
+def per_tensor(e: Expr, constant: bool, dtypes=("int8",)):
+    """(expr of one of ``dtypes``, float32 scale, zero point) of dequantize(e) per tensor, or None."""
+    if not (isinstance(e, Call) and e.op == "qnn.dequantize") or e.args[0].ty.dtype not in dtypes \
             or isinstance(e.args[0], Constant) != constant:
         return None
     s, z = np.asarray(e.attrs["scale"]).reshape(-1), np.asarray(e.attrs["zero_point"]).reshape(-1)

@@ -48,9 +48,14 @@ def _scalar(v) -> float:
     return float(a[0]) if a.size == 1 or np.all(a == a[0]) else None
 
 
-def _dq_tensor(e: Expr):
-    """(int8 tensor, scale, zero_point) if e = dequantize(int8 per-tensor activation), else None."""
-    if _is(e, "qnn.dequantize") and e.args[0].ty.dtype == "int8" and not isinstance(e.args[0], Constant):
+#: the activation dtypes legalize_qdq gives integer kernels: the TFLite int8 spec and 16x8 (int16 activations)
+QDTYPES = ("int8", "int16")
+
+
+def _dq_tensor(e: Expr, dtypes=("int8",)):
+    """(tensor, scale, zero_point) if e = dequantize(a per-tensor activation of one of ``dtypes``), else
+    None. A rule that has the int16 (16x8) arithmetic too asks for ``QDTYPES``."""
+    if _is(e, "qnn.dequantize") and e.args[0].ty.dtype in dtypes and not isinstance(e.args[0], Constant):
         s, z = _scalar(e.attrs["scale"]), _scalar(e.attrs["zero_point"])
         if s is not None and z is not None:
             return e.args[0], float(np.float32(s)), int(z)
@@ -111,10 +116,11 @@ def _const_eval(e: Expr):
     return evaluate(Function((), e), [])[0]
 
 
-def _clamp(y: Expr, acts: list[Call], scale: float, zp: int) -> Expr:
+def _clamp(y: Expr, acts: list[Call], scale: float, zp: int, dtype: str = "int8") -> Expr:
     bounds = [(0.0, None) if a.op == "nn.relu" else (a.attrs["a_min"], a.attrs["a_max"]) for a in acts]
-    lo, hi = quant.activation_range(bounds, scale, zp)
-    return call("clip", y, a_min=lo, a_max=hi) if (lo, hi) != (-128, 127) else y
+    lo, hi = quant.activation_range(bounds, scale, zp, dtype)
+    info = np.iinfo(dtype)
+    return call("clip", y, a_min=lo, a_max=hi) if (lo, hi) != (info.min, info.max) else y
 
 
 def real_facts(real) -> tuple[float, ...]:
@@ -123,12 +129,13 @@ def real_facts(real) -> tuple[float, ...]:
     return tuple(float(v) for v in np.asarray(real, np.float64).reshape(-1))
 
 
-def _requantize(x: Expr, real, zp_in: int, zp_out: int, rounding: str, shape=None) -> Expr:
+def _requantize(x: Expr, real, zp_in: int, zp_out: int, rounding: str, shape=None, dtype: str = "int8") -> Expr:
     m, sh = quant.quantize_multipliers(np.asarray(real, np.float64))
     if shape is not None:
         m, sh = m.reshape(shape), sh.reshape(shape)
     return call("qnn.requantize", x, Constant(m), Constant(sh), input_zero_point=zp_in,
-                output_zero_point=zp_out, rounding=rounding, real_multiplier=real_facts(real))
+                output_zero_point=zp_out, rounding=rounding, real_multiplier=real_facts(real),
+                **({"out_dtype": dtype} if dtype != "int8" else {}))
 
 
 def _same_q(a, b) -> bool:
@@ -136,10 +143,12 @@ def _same_q(a, b) -> bool:
 
 
 
-def bias_and_requantize(acc: Expr, bias, s_x: float, s_w: np.ndarray, out: tuple, out_q: tuple, rounding: str):
-    """The epilogue of an int8 conv-like anchor: ``acc`` (int32) + the int32 bias (``bias``: the
-    dequantize of a constant, or None), requantized to (s_out, z_out) = ``out_q``; ``out`` is
-    (n_out, broadcast shape of a per-channel constant). None when the bias is not int32 (no int8 kernel).
+def bias_and_requantize(acc: Expr, bias, s_x: float, s_w: np.ndarray, out: tuple, out_q: tuple, rounding: str,
+                        dtype: str = "int8"):
+    """The epilogue of a quantized conv-like anchor: ``acc`` (int32, or int64 in 16x8 kernels with an int64
+    bias) + the bias of its dtype (``bias``: the dequantize of a constant, or None), requantized to
+    (s_out, z_out) = ``out_q`` in ``dtype``; ``out`` is (n_out, broadcast shape of a per-channel constant).
+    None when the bias is not of the accumulator's dtype (no integer kernel).
 
     The multiplier is TFLM's (GetQuantizedConvolutionMultipler): double(s_in) · double(s_w) /
     double(s_out), per tensor (FULLY_CONNECTED) and per channel alike; a float32 product of the two scales
@@ -148,11 +157,11 @@ def bias_and_requantize(acc: Expr, bias, s_x: float, s_w: np.ndarray, out: tuple
     n_out, shape = out
     if bias is not None:
         b = _dq_const(bias)
-        if b[0].dtype != np.int32:
+        if b[0].dtype != np.dtype(acc.ty.dtype):
             return None
-        acc = call("add", acc, Constant(np.broadcast_to(b[0].reshape(-1), (n_out,)).reshape(shape).astype(np.int32)))
+        acc = call("add", acc, Constant(np.broadcast_to(b[0].reshape(-1), (n_out,)).reshape(shape).astype(acc.ty.dtype)))
     real = np.float64(s_x) * np.broadcast_to(s_w.astype(np.float64), (n_out,)) / out_q[0]
-    return _requantize(acc, real, 0, out_q[1], rounding, shape)
+    return _requantize(acc, real, 0, out_q[1], rounding, shape, dtype)
 
 class _Legalizer:
     def __init__(self, mod: IRModule, rounding: str):
@@ -165,8 +174,9 @@ class _Legalizer:
     def visit(self, node: Expr, orig: Expr):
         if not _is(node, "qnn.quantize"):
             return None
-        if node.attrs["out_dtype"] != "int8":    # uint8 at a model boundary: only Q(DQ(x)) → requantize
+        if node.attrs["out_dtype"] not in QDTYPES:    # uint8 at a model boundary: only Q(DQ(x)) → requantize
             return self.boundary(node)
+        self.dtype = node.attrs["out_dtype"]          # what the rules of this quantize produce
         s_out, z_out = _scalar(node.attrs["scale"]), _scalar(node.attrs["zero_point"])
         if s_out is None or z_out is None:
             return None
@@ -175,14 +185,14 @@ class _Legalizer:
         while _is(y, *ACTIVATIONS) and self.single_use(oy):
             acts.insert(0, y)
             y, oy = y.args[0], oy.args[0]
-        if not self.single_use(oy) and not _dq_tensor(y):
+        if not self.single_use(oy) and not _dq_tensor(y, QDTYPES):
             return None
         new = self.rewrite_op(y, s_out, z_out)
         if new is None:
             if isinstance(y, Call) and not _is(y, "qnn.dequantize"):
                 warnings.warn(f"legalize_qdq: node '{y.span or y.op}' ({y.op}) has no int8 kernel; it runs in float")
             return None
-        return _clamp(new, acts, s_out, z_out)
+        return _clamp(new, acts, s_out, z_out, self.dtype)
 
     def boundary(self, q: Call):
         """quantize_u8(dequantize(x)) or quantize_i8(dequantize(x_u8)): one integer requantize."""
@@ -211,7 +221,7 @@ class _Legalizer:
         s / (s_out · count), TFLM MEAN's arithmetic. (Rounding to the input scale first and
         requantizing after, as TFLM's same-scale AVERAGE_POOL does, is off by several LSB once
         s / s_out is large, e.g. a global pool.) Only for windows that all count the same taps."""
-        x, s, z = _dq_tensor(y.args[0])
+        x, s, z = _dq_tensor(y.args[0], QDTYPES)
         a = y.attrs
         (kh, kw), (sh, sw), (pt, pl, pb, pr) = a["pool_size"], a["strides"], a["padding"]
         padded = any(a["padding"])
@@ -226,14 +236,21 @@ class _Legalizer:
         acc = call("qnn.conv2d", x, Constant(np.ones((c, 1, kh, kw), np.int8)), input_zero_point=z, strides=(sh, sw),
                    padding=(pt, pl, pb, pr), dilation=(1, 1), groups=c, span=y.span)
         return _requantize(acc, np.full(c, np.float64(s) / (np.float64(s_out) * kh * kw)), 0, z_out, self.rounding,
-                           (1, c, 1, 1))
+                           (1, c, 1, 1), self.dtype)
 
     def anchor(self, op: Call, bias: Expr | None, s_out: float, z_out: int):
-        t, w = _dq_tensor(op.args[0]), _dq_weight(op.args[1])
+        """conv2d / matmul of a dequantized activation and dequantized constant weights (+ bias): the integer
+        anchor; int16 activations (16x8) take int8 weights and accumulate in int64 with an int64 bias, as
+        TFLM's 16x8 kernels (int32 with an int32 bias or none)."""
+        t, w = _dq_tensor(op.args[0], QDTYPES), _dq_weight(op.args[1])
         if t is None or w is None or w[0].dtype not in (np.int8, np.int16):
             return None
         x, s_x, z_x = t
         w_int, s_w, axis = w
+        wide = x.ty.dtype == "int16"
+        if wide and w_int.dtype != np.int8:
+            return None
+        acc64 = {"acc_dtype": "int64"} if wide and bias is not None and _dq_const(bias)[0].dtype == np.int64 else {}
         conv = op.op == "nn.conv2d"
         n_out = op.ty.shape[1] if conv else op.ty.shape[-1]
         if s_w.size not in (1, n_out) or (s_w.size > 1 and axis % w_int.ndim != (0 if conv else 1)):
@@ -241,17 +258,19 @@ class _Legalizer:
                                 f"do not match {n_out} output channels")
         if conv:
             acc = call("qnn.conv2d", x, Constant(w_int), input_zero_point=z_x, span=op.span,
-                       **{k: v for k, v in op.attrs.items()})
+                       **{k: v for k, v in op.attrs.items()}, **acc64)
             shape = (1, n_out, 1, 1)
         else:
-            acc = call("qnn.matmul", x, Constant(w_int), input_zero_point=z_x, span=op.span)
+            acc = call("qnn.matmul", x, Constant(w_int), input_zero_point=z_x, span=op.span, **acc64)
             shape = (n_out,)
-        return bias_and_requantize(acc, bias, s_x, s_w, (n_out, shape), (s_out, z_out), self.rounding)
+        return bias_and_requantize(acc, bias, s_x, s_w, (n_out, shape), (s_out, z_out), self.rounding, self.dtype)
 
     def binary(self, y: Call, s_out: float, z_out: int):
+        """add / multiply of two quantized operands of the output's dtype: TFLite's ADD (15 bits of headroom
+        for int16) and MUL (int16: zero points 0, as TFLM requires)."""
         ops = []
         for a in y.args:
-            t = _dq_tensor(a)
+            t = _dq_tensor(a, QDTYPES)
             if t is None:
                 c = _dq_const(a)
                 if c is None or c[0].dtype != np.int8 or c[1].size != 1 or np.asarray(a.attrs.get("zero_point", 0)).size != 1:
@@ -262,9 +281,12 @@ class _Legalizer:
                     t = (Constant(c[0]), float(c[1][0]), 0)
             ops.append(t)
         (a, sa, za), (b, sb, zb) = ops
+        if a.ty.dtype != self.dtype or b.ty.dtype != self.dtype or \
+                (self.dtype == "int16" and y.op != "add" and (za, zb, z_out) != (0, 0, 0)):
+            return None
         real = real_facts((sa, sb, s_out))
         if y.op == "add":
-            p = quant.add_params(sa, sb, s_out)
+            p = quant.add_params(sa, sb, s_out, quant.LEFT_SHIFTS[self.dtype])
             return call("qnn.add", a, b, a_zero_point=za, b_zero_point=zb, out_zero_point=z_out, span=y.span,
                         real_scales=real, **p)
         m, sh = quant.quantize_multiplier(np.float64(sa) * np.float64(sb) / s_out)
@@ -303,11 +325,13 @@ class _Legalizer:
 
 def _requantize_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
     """Q(DQ(x)): one requantize (nothing when the parameters agree)."""
-    t = _dq_tensor(y)
+    t = _dq_tensor(y, QDTYPES)
     if t is None:
-        return lg.boundary(call("qnn.quantize", y, scale=s_out, zero_point=z_out, out_dtype="int8"))
+        return lg.boundary(call("qnn.quantize", y, scale=s_out, zero_point=z_out, out_dtype=lg.dtype))
     x, s, z = t
-    return x if (s, z) == (s_out, z_out) else _requantize(x, s / s_out, z, z_out, lg.rounding)
+    if (s, z) == (s_out, z_out) and x.ty.dtype == lg.dtype:
+        return x
+    return _requantize(x, s / s_out, z, z_out, lg.rounding, dtype=lg.dtype)
 
 
 def _add_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
@@ -338,7 +362,7 @@ def _binary_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
 
 def _avg_pool_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
     """A depthwise conv of ones + requantize where the scales differ (avg_pool_as_conv), else moved."""
-    if _dq_tensor(y.args[0]) is not None:
+    if _dq_tensor(y.args[0], QDTYPES) is not None:
         pooled = lg.avg_pool_as_conv(y, s_out, z_out)
         if pooled is not None:
             return pooled
@@ -347,7 +371,7 @@ def _avg_pool_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
 
 def _move_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
     """Data movement and pools on the int8 tensor, then a requantize if the scales differ."""
-    t = _dq_tensor(y.args[0])
+    t = _dq_tensor(y.args[0], QDTYPES)
     if t is None:
         return None
     x, s, z = t
@@ -356,38 +380,45 @@ def _move_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
                                    or tuple(y.attrs.get("dilation", (1, 1))) != (1, 1)):
         return None
     moved = call(op, x, span=y.span, **y.attrs)
-    return moved if (s, z) == (s_out, z_out) else _requantize(moved, s / s_out, z, z_out, lg.rounding)
+    if (s, z) == (s_out, z_out) and x.ty.dtype == lg.dtype:
+        return moved
+    return _requantize(moved, s / s_out, z, z_out, lg.rounding, dtype=lg.dtype)
 
 
 def _concatenate_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
     """Requantize the inputs whose (scale, zp) differ, then copy."""
-    parts = [_dq_tensor(a) for a in y.args]
+    parts = [_dq_tensor(a, QDTYPES) for a in y.args]
     if any(t is None for t in parts):
         return None
-    ins = [x if (s, z) == (s_out, z_out) else _requantize(x, s / s_out, z, z_out, lg.rounding) for x, s, z in parts]
+    ins = [x if (s, z) == (s_out, z_out) and x.ty.dtype == lg.dtype else
+           _requantize(x, s / s_out, z, z_out, lg.rounding, dtype=lg.dtype) for x, s, z in parts]
     return call("concatenate", *ins, span=y.span, **y.attrs)
 
 
 def _pad_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
     """Requantize first, then pad with the value quantized in the output's scale: a value outside the
     input's range (a real 0.5 after a tiny activation) would saturate in the input's scale."""
-    t = _dq_tensor(y.args[0])
+    t = _dq_tensor(y.args[0], QDTYPES)
     if t is None:
         return None
     x, s, z = t
-    if (s, z) != (s_out, z_out):
-        x = _requantize(x, s / s_out, z, z_out, lg.rounding)
-    value = int(quant.saturate(quant.round_half_away(y.attrs["pad_value"] / s_out) + z_out))
+    if (s, z) != (s_out, z_out) or x.ty.dtype != lg.dtype:
+        x = _requantize(x, s / s_out, z, z_out, lg.rounding, dtype=lg.dtype)
+    value = int(quant.saturate(quant.round_half_away(y.attrs["pad_value"] / s_out) + z_out, lg.dtype))
     return call("nn.pad", x, span=y.span, **{**y.attrs, "pad_value": value})
 
 
 def _softmax_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):
-    t = _dq_tensor(y.args[0])
+    """qnn.softmax of an int8 input to int8 or int16 (TFLM's int8 → int16 kernel), of an int16 input to
+    int16 (TFLM's table kernel: input zero point 0, output (1/32768, 0))."""
+    t = _dq_tensor(y.args[0], QDTYPES)
     if t is None:
         return None
     x, s, z = t
+    if not quant.softmax_supported(x.ty.dtype, lg.dtype, s, z, s_out, z_out):
+        return None
     return call("qnn.softmax", x, axis=y.attrs["axis"], in_scale=s, in_zero_point=z, out_scale=s_out,
-                out_zero_point=z_out, span=y.span)
+                out_zero_point=z_out, span=y.span, **({"out_dtype": lg.dtype} if lg.dtype != "int8" else {}))
 
 
 def _lut_rule(lg: _Legalizer, y: Call, s_out: float, z_out: int):

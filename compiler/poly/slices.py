@@ -5,7 +5,11 @@ Given a :class:`SliceRequest` (``tinyfuse.lower.slicing``, through the lowering 
 a slice ``[tf_lo, tf_hi)`` (two int parameters of the kernel) of a linear index L of the schedule:
 
 - depth 1: L is the first time dimension that takes more than one value (``split_dimension``); every
-  earlier dimension is constant, so consecutive slices run the instances in the original order;
+  earlier dimension is constant, so consecutive slices run the instances in the original order. A
+  dimension that only orders the statements (constant within each one: S_init before S_mac before
+  S_out of the same output point) is never split at depth 1: kernels hand values from one statement to
+  the next in local variables (accumulators, tap pointers), which do not survive from one step to the
+  next; such a nest is not sliced (one step) unless its family asks for a deeper L below;
 - depth k > 1: L linearises that dimension and the k - 1 after it (row-major over their value
   ranges), still the lexicographic order of the schedule, so still the original order; the kernel must
   keep no state in local variables across those dimensions (the SIMD blocked kernels, whose
@@ -91,17 +95,38 @@ def _value(times: isl.Set, d: int) -> int:
     return proj.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
 
 
+def orders_statements(schedule: isl.UnionMap, d: int) -> bool:
+    """Whether time dimension ``d`` is constant within every statement of ``schedule``: it only puts
+    the statements of one instance in order."""
+    constant = []
+
+    def one(m: isl.Map) -> None:
+        r = m.range()
+        n = r.dim(isl.dim_type.set)
+        constant.append(r.project_out(isl.dim_type.set, d + 1, n - d - 1).project_out(isl.dim_type.set, 0, d)
+                        .is_singleton())
+
+    schedule.foreach_map(one)
+    return all(constant)
+
+
 def sliced(schedule: isl.UnionMap, request: SliceRequest) -> tuple[isl.UnionMap, isl.Set]:
     """``schedule`` restricted to tf_lo <= L < tf_hi (module doc; the Slice appended to
-    ``request.found``) and the AST build context; unchanged with an empty context when nothing varies."""
+    ``request.found``) and the AST build context; unchanged with an empty context when nothing varies
+    or when L would be a dimension at or past ``request.limit`` or, at depth 1, one that only orders
+    the statements."""
     found = split_dimension(schedule)
-    if found is None:
+    d = found[0] if found is not None else 0
+    if found is None or d >= request.limit:
         request.found.append(None)
         return schedule, isl.Set("{ : }")
     d, lo, hi = found
     times = isl.Set.from_union_set(schedule.range())
     n = times.dim(isl.dim_type.set)
     depth = min(request.depth, n - d, request.limit - d)
+    if depth <= 1 and orders_statements(schedule, d):
+        request.found.append(None)
+        return schedule, isl.Set("{ : }")
     if depth > 1:
         text, extent, points = _linear(times, d, depth)
         request.found.append(Slice(0, extent, points))
@@ -115,4 +140,4 @@ def sliced(schedule: isl.UnionMap, request: SliceRequest) -> tuple[isl.UnionMap,
             isl.Set(f"[tf_lo, tf_hi] -> {{ : {lo} <= tf_lo < tf_hi <= {hi} }}"))
 
 
-__all__ = ["Slice", "SliceRequest", "sliced", "split_dimension"]
+__all__ = ["orders_statements", "Slice", "SliceRequest", "sliced", "split_dimension"]

@@ -16,6 +16,14 @@ dw_plane (in-place depthwise, multiplier 1: the memory plan offers it only for s
 chain_stage (a stage of a poly-fused chain, lower/conv/chain.py):
   ``chain.conv_arm_mve`` (groups 1), ``chain.conv_arm_dsp`` (groups 1), ``chain.dw_arm_dsp``
   (depthwise, K a multiple of 4), ``chain.ref``; an input read through its NCHW layout: portable.
+
+Unrolled windows: the SIMD forms built on the tap table (lower/conv/depthwise_common.py: the arm_dsp and
+arm_mve depthwise kernels, the Helium dw_plane kernel, every SIMD chain stage) unroll the window, one
+pointer and one multiply-accumulate block per tap, so their C grows with KH x KW (about 11 lines a tap
+per channel quad on arm_dsp). Past ``MAX_UNROLLED_TAPS`` taps they decline and the portable kernel
+loops: an int8 average pool that rescales becomes a depthwise conv of ones (legalize_qdq), and a global
+pool over a 30 x 60 map became an 1800-tap kernel of 21,000 lines that gcc -O1 did not compile in half
+an hour (graph fuzzer, cortex-m4, seed 1049). The largest window of the reference models has 23 taps.
 """
 from __future__ import annotations
 
@@ -28,6 +36,7 @@ from .core import Group, implementation
 from .epilogue import epilogue_constants, flat_operands_reason, quad_epilogue, short_requant
 
 QCONV = "qnn.conv2d"
+MAX_UNROLLED_TAPS = 128           # an 11 x 11 window; more: the portable kernel (module doc)
 BOTH = ("normal", "pixel_buffer")
 I32 = 2 ** 31
 
@@ -62,6 +71,12 @@ def groups1(g: Group) -> bool:
 
 def grouped(g: Group) -> bool:
     return not groups1(g)
+
+
+def unroll_reason(geo: ConvGeom) -> str | None:
+    """Why the SIMD forms that unroll the window's taps decline ``geo`` (module doc), or None."""
+    taps = geo.KH * geo.KW
+    return f"a {geo.KH}x{geo.KW} window: {taps} taps, more than {MAX_UNROLLED_TAPS} to unroll" if taps > MAX_UNROLLED_TAPS else None
 
 
 def _first(*reasons) -> str | None:
@@ -170,6 +185,8 @@ def _dw_mve(g: Group) -> str | None:
     geo = _geo(g)
     if geo.M != 1 or geo.C != geo.G or g.out.dtype != "int8":
         return "Helium depthwise: multiplier 1, int8 output only"
+    if unroll_reason(geo):
+        return unroll_reason(geo)
     if g.mode == "pixel_buffer" and geo.N != 1:
         return "in place: batch 1 only"
     if epilogue_constants(g.anchor, g.epi_ops, geo.K) is None:
@@ -186,7 +203,7 @@ def _dsp(g: Group) -> str | None:
 def _dw_dsp(g: Group) -> str | None:
     geo = _geo(g)
     return _first(int8_conv_reason(g.anchor), f"grouped conv with {geo.Cg} channels per group" if geo.C != geo.G else None,
-                  in_place_reason(g, geo))
+                  unroll_reason(geo), in_place_reason(g, geo))
 
 
 @implementation(QCONV, "conv2d.ref")
@@ -210,6 +227,8 @@ def _dw_plane_mve(g: Group) -> str | None:
     geo = _geo(g)
     if not geo.depthwise or g.out.dtype != "int8":
         return "not an int8 depthwise conv with multiplier 1"
+    if unroll_reason(geo):
+        return unroll_reason(geo)
     consts = epilogue_constants(g.anchor, g.epi_ops, geo.K)
     if consts is None:
         return "epilogue is not bias + requantize (+ clip) with right shifts"
@@ -266,6 +285,8 @@ def _stage(g: Group, depthwise: bool = False) -> str | None:
     geo = _geo(g)
     if geo.nchw_input:
         return "the SIMD stages read NHWC pixel runs: portable C"
+    if unroll_reason(geo):
+        return unroll_reason(geo)
     if depthwise:
         return None if geo.depthwise and geo.K % 4 == 0 else "not a depthwise stage with K a multiple of 4"
     return None if geo.G == 1 else "not a groups-1 stage"
@@ -292,4 +313,4 @@ def _chain_ref(g: Group) -> str | None:
 
 
 __all__ = ["dw_rows_applies", "dw_rows_columns", "dw_rows_requant", "in_place_reason", "int8_conv_reason",
-           "skip_zero_reason", "sparse_entry"]
+           "skip_zero_reason", "sparse_entry", "unroll_reason", "MAX_UNROLLED_TAPS"]

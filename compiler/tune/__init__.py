@@ -30,20 +30,23 @@ from pathlib import Path
 
 from ..cost.knobs import normalize
 from ..cost.learned import fit
-from ..cost.records import TuningRecords, load_records, ram_of
+from ..cost.records import TuningRecords, build_options, load_records, ram_of, select
 from ..errors import TinyfuseError
 from ..userdir import check_claim, claim, replaceable, write_atomic
 from .pareto import front, front_table, plot_front
-from .search import Predictor, Search, compile_round, dumps, measure_round, moves_from, safe_task, select
+from .search import Predictor, Search, compile_round, dumps, measure_round, moves_from, safe_task
+from .search import select as select_candidates
 
 
 def tune(model, target: str, trials: int = 16, records_path=None, workers: int | None = None,
          scheduler: str | None = None, seed: int = 0, topk: int | None = None, pool: int | None = None,
-         ram_limit: int | None = None, out_dir=None, progress: bool = True, timeout: float = 600) -> dict:
+         ram_limit: int | None = None, out_dir=None, progress: bool = True, timeout: float = 600,
+         options: dict | None = None) -> dict:
     """Search until the records hold ``trials`` measured builds of ``model`` on ``target`` (module doc).
     Returns a summary: default and chosen builds, the front, candidates measured now and skipped
     (already in the records), seconds, candidates per second. TinyfuseError for a host target, a
-    missing Dask, or (``ram_limit``) no measured build that fits."""
+    missing Dask, or (``ram_limit``) no measured build that fits. ``options``: compile_model's build
+    options (``command.compile_options``), every candidate compiled and recorded under them."""
     from ..targets import get_target
     from .cluster import dask_client
     from .measure import compile_candidate
@@ -53,9 +56,9 @@ def tune(model, target: str, trials: int = 16, records_path=None, workers: int |
     model = str(Path(model).resolve())
     old = load_records(records_path).records if records_path and Path(records_path).is_file() else []
     _check_outputs(records_path, old, out_dir)
-    default = compile_candidate(model, tgt.name, normalize({}))
-    search = Search(model, tgt.name, default, seed)
-    for r in TuningRecords(old).builds(default["model_hash"], tgt.name):
+    default = compile_candidate(model, tgt.name, normalize({}), options)
+    search = Search(model, tgt.name, default, seed, options)
+    for r in TuningRecords(old).builds(default["model_hash"], tgt.name, build_options(**(options or {}))):
         search.measured[r["config_key"]] = r
         search.changes[r["config_key"]] = moves_from(r.get("moves", []))
         search.add_moves(search.changes[r["config_key"]])
@@ -81,7 +84,7 @@ def tune(model, target: str, trials: int = 16, records_path=None, workers: int |
             props = search.proposals(pool, pts)
             compile_round(client, search, props, safe_task)
             glue = base["instructions"] - sum(k.get("instructions", 0) for k in _default_kernels(kernel_recs, default))
-            chosen = select(search, Predictor(kernel_recs, glue), pts, min(topk, trials - len(search.measured)),
+            chosen = select_candidates(search, Predictor(kernel_recs, glue), pts, min(topk, trials - len(search.measured)),
                             base.get("ram_stack") or 0, ram_limit)
             if not chosen and not props:         # the space is exhausted
                 break
@@ -97,10 +100,10 @@ def _finish(search, default, records_path, writer, out_dir, ram_limit, skipped, 
     builds = sorted(search.measured.values(), key=lambda r: r["config_key"])
     base = search.measured[search.default_key]
     pts = front(builds)
-    same_ram = [r for r in builds if ram_of(r) <= ram_of(base)]
-    best = min(same_ram, key=lambda r: (r["instructions"], ram_of(r), bool(r.get("changes")), r["config_key"]))
+    best = select(builds, ram_of(base))        # cost.records.select: compile's --tuning-records choice alike
     writer({"kind": "choice", "model_hash": base["model_hash"], "model": base["model"], "target": base["target"],
-            "config": best["config"], "config_key": best["config_key"], "changes": best.get("changes", [])})
+            "options": base.get("options"), "config": best["config"], "config_key": best["config_key"],
+            "changes": best.get("changes", [])})
     recs = sorted((r for r in kernel_recs if r.get("instructions")), key=lambda r: r["key"])
     if records_path and len(recs) >= 2:
         model = fit([r["features"] for r in recs], [r["instructions"] for r in recs])
@@ -120,7 +123,7 @@ def _finish(search, default, records_path, writer, out_dir, ram_limit, skipped, 
            "candidates_per_second": round(measured_now / seconds, 3) if seconds > 0 else None,
            "gain_at_default_ram": round(1 - best["instructions"] / base["instructions"], 4)}
     if ram_limit is not None:
-        out["ram_limit"] = _brief(_fastest(builds, ram_limit))
+        out["ram_limit"] = _brief(select(builds, ram_limit))
     return out
 
 
@@ -140,15 +143,6 @@ def _check_outputs(records_path, old: list[dict], out_dir) -> None:
         replaceable(model_json, lambda v: isinstance(v, dict) and MODEL_KEYS <= set(v), "--records FILE")
     if out_dir is not None:
         check_claim(out_dir, OUT_FILES, "--out DIR")
-
-
-def _fastest(builds: list[dict], ram_limit: int) -> dict:
-    fits = [r for r in builds if ram_of(r) <= ram_limit]
-    if not fits:
-        small = min(builds, key=ram_of)
-        raise TinyfuseError(f"--ram-limit {ram_limit} B: no measured build fits; the smallest reachable is arena "
-                            f"{small['arena_bytes']} B + stack {small.get('ram_stack') or 0} B = {ram_of(small)} B")
-    return min(fits, key=lambda r: (r["instructions"], ram_of(r), r["config_key"]))
 
 
 def _brief(r: dict) -> dict:

@@ -13,21 +13,22 @@ import time
 
 from ..cost.features import group_signature, kernel_features, record_key
 from ..cost.knobs import config_key, normalize
-from ..cost.records import TuningRecords
+from ..cost.records import TuningRecords, build_options
 from .space import moves_of
 
 
-def _compile(model: str, target: str, config: dict):
+def _compile(model: str, target: str, config: dict, options: dict | None = None):
     """Compile one candidate. A candidate may set knobs of groups its other moves removed (a chain's
     kernel knobs with the chain unfused): the driver's "match no kernel" warning is expected here. A
-    model that fits no qemu board compiles quietly (its measurement refuses it: build_target)."""
+    model that fits no qemu board compiles quietly (its measurement refuses it: build_target).
+    ``options``: compile_model's build options (tune.command.compile_options), every build alike."""
     import warnings
     from ..driver import compile_model
     from ..targets import NoBoardWarning
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*per-kernel knobs match no kernel")
         warnings.simplefilter("ignore", NoBoardWarning)
-        return compile_model(model, target=target, tuning_records=TuningRecords(config=config))
+        return compile_model(model, target=target, tuning_records=TuningRecords(config=config), **(options or {}))
 
 
 def build_hash(result) -> str:
@@ -54,10 +55,10 @@ def _kernels(result) -> list[dict]:
     return out
 
 
-def compile_candidate(model: str, target: str, config: dict) -> dict:
-    """Compile one configuration: its key, arena bytes, kernels (key + features) and the moves its
-    build offers (``space.moves_of``). No qemu."""
-    result = _compile(model, target, config)
+def compile_candidate(model: str, target: str, config: dict, options: dict | None = None) -> dict:
+    """Compile one configuration under the build ``options``: its key, arena bytes, kernels (key +
+    features) and the moves its build offers (``space.moves_of``). No qemu."""
+    result = _compile(model, target, config, options)
     return {"config_key": config_key(config), "config": normalize(config), "arena_bytes": result.arena_bytes,
             "model_hash": result.model_hash, "model": result.name, "kernels": _kernels(result),
             "build_hash": build_hash(result),
@@ -65,15 +66,16 @@ def compile_candidate(model: str, target: str, config: dict) -> dict:
 
 
 def measure_candidate(model: str, target: str, config: dict, changes: list[str], timeout: float = 600,
-                      seed: int = 0) -> dict:
+                      seed: int = 0, options: dict | None = None) -> dict:
     """Compile, build and run one configuration under qemu: the ``model`` record (instructions, arena,
     measured stack, the knobs changed against the default) with its ``kernel`` records (exact
-    per-kernel instructions) under ``kernels``, and the moves its build offers under ``moves``."""
+    per-kernel instructions) under ``kernels``, and the moves its build offers under ``moves``; the record
+    carries the build ``options`` it was compiled under (``cost.records.build_options``)."""
     from ..harness.bench import bench_target
     from ..harness.inputs import load_inputs
     from ..harness.qemu import build_target
     t0 = time.perf_counter()
-    result = _compile(model, target, config)
+    result = _compile(model, target, config, options)
     inputs = load_inputs(None, result.inputs, seed)
     with tempfile.TemporaryDirectory(prefix="tinyfuse_tune_") as tmp:
         figures = bench_target(build_target(result, result.options.target, tmp, inputs), timeout=timeout)
@@ -81,7 +83,8 @@ def measure_candidate(model: str, target: str, config: dict, changes: list[str],
     for k, kf in zip(kernels, figures["kernels"]):
         k["instructions"] = kf["instructions"]
     return {"kind": "model", "model_hash": result.model_hash, "model": result.name,
-            "target": result.options.target.name, "config": normalize(config), "config_key": config_key(config),
+            "target": result.options.target.name, "options": build_options(**(options or {})),
+            "config": normalize(config), "config_key": config_key(config),
             "changes": list(changes), "instructions": figures["instructions"], "arena_bytes": result.arena_bytes,
             "ram_stack": figures["ram_stack"], "flash_bytes": figures["flash_code"] + figures["flash_const"],
             "build_hash": build_hash(result), "seconds": round(time.perf_counter() - t0, 2),

@@ -40,7 +40,8 @@ def parse_bytes(text: str, flag: str = "--ram-limit") -> int:
     return n
 
 
-def predicted_config(model, target: str, ram_limit: int, cost_model: str | Path | None = None) -> dict:
+def predicted_config(model, target: str, ram_limit: int, cost_model: str | Path | None = None,
+                     options: dict | None = None) -> dict:
     """The configuration with the fewest predicted instructions whose arena + STACK_ESTIMATE fits
     ``ram_limit`` bytes (module doc). Returns {"config", "arena_bytes", "predicted", "changes"}.
     Without a learned ``cost_model`` the default build is kept whenever it fits: the analytical estimate
@@ -48,7 +49,7 @@ def predicted_config(model, target: str, ram_limit: int, cost_model: str | Path 
     so only a build that is needed to fit is chosen by it."""
     model = str(model)
     learned = CostModel.from_json(Path(cost_model).read_text()) if cost_model else None
-    default = compile_candidate(model, target, normalize({}))
+    default = compile_candidate(model, target, normalize({}), options)
     lowering = [m for m in default["moves"] if m.knobs[0][0] in NAMES]     # no RAM change: as families only
     moves = [m for m in default["moves"] if m.knobs[0][0] not in NAMES]
     sets = [[]] + [[m] for m in moves]
@@ -59,7 +60,7 @@ def predicted_config(model, target: str, ram_limit: int, cost_model: str | Path 
     found: dict[str, dict] = {}
     for ms in sets:
         try:
-            c = default if not ms else compile_candidate(model, target, apply_moves(ms))
+            c = default if not ms else compile_candidate(model, target, apply_moves(ms), options)
         except TinyfuseError:
             continue
         feats = [k["features"] for k in c["kernels"]]

@@ -72,8 +72,9 @@ def gain(ram: int, predicted: float, front_pts: list[dict]) -> float:
 class Search:
     """State of one search (module doc): moves, measured builds, compiled proposals."""
 
-    def __init__(self, model: str, target: str, default: dict, seed: int):
+    def __init__(self, model: str, target: str, default: dict, seed: int, options: dict | None = None):
         self.model, self.target, self.rng = model, target, random.Random(seed)
+        self.options = dict(options or {})        # the build options every candidate is compiled under
         self.moves: dict[str, Move] = {}
         self.measured: dict[str, dict] = {}       # config key -> model record
         self.failed: set[str] = set()
@@ -144,7 +145,8 @@ class Search:
 def compile_round(client, search: Search, props, safe_task) -> None:
     """Compile the proposals on the cluster (Dask tasks); keep their arena, kernels and moves."""
     from .measure import compile_candidate
-    futs = {client.submit(safe_task, compile_candidate, search.model, search.target, cfg, pure=False): key
+    futs = {client.submit(safe_task, compile_candidate, search.model, search.target, cfg, search.options,
+                          pure=False): key
             for key, cfg, _ in props}
     done = {futs[fut]: fut.result() for fut in as_completed(list(futs))}
     for key in sorted(done):                  # arrival order must not change the search (determinism)
@@ -181,8 +183,8 @@ def measure_round(client, search: Search, chosen, writer, bar, safe_task, timeou
     for key, _ in chosen:
         cfg = search.compiled.pop(key)["config"]
         labels = [m.label for m in search.changes.get(key, [])]
-        futs[client.submit(safe_task, measure_candidate, search.model, search.target, cfg, labels, timeout,
-                           pure=False)] = key
+        futs[client.submit(safe_task, measure_candidate, search.model, search.target, cfg, labels, timeout, 0,
+                           search.options, pure=False)] = key
     out, found = [], {}
     for fut in as_completed(list(futs)):
         res = fut.result()

@@ -33,24 +33,33 @@ class Net:
         self._n += 1
         return f"{base}{self._n}"
 
-    def input(self, shape, q=None):
-        """A graph input: int8 with (scale, zero point) ``q``, or float32 when q is None."""
-        t = self.act(shape, q, "x")
+    def input(self, shape, q=None, dtype: str | None = None):
+        """A graph input: quantized int8 (or ``dtype`` int16) with (scale, zero point) ``q``, else of
+        ``dtype`` (default float32) unquantized."""
+        t = self.act(shape, q, "x", dtype)
         self.inputs.append(t)
         return t
 
-    def act(self, shape, q=None, name: str = "t"):
-        """A non-constant tensor: int8 with ``q``, or float32 when q is None."""
+    def act(self, shape, q=None, name: str = "t", dtype: str | None = None):
+        """A non-constant tensor: quantized with ``q`` (int8, or ``dtype`` int16 / int32), else of ``dtype``
+        (default float32; int8, int32, int64, bool) without quantization."""
         if q is None:
-            return self.o.me.Tensor(shape=tuple(int(d) for d in shape), dtype=self.S.TensorType.FLOAT32,
+            return self.o.me.Tensor(shape=tuple(int(d) for d in shape), dtype=self.tensor_type(dtype or "float32"),
                                     name=self._name(name))
+        if dtype not in (None, "int8"):
+            return self.o.me.Tensor(shape=tuple(int(d) for d in shape), dtype=getattr(self.S.TensorType, dtype.upper()),
+                                    name=self._name(name), quantization=self.o.me.Quantization(float(q[0]), int(q[1])))
         return self.o._act(shape, q, self._name(name))
 
+    def tensor_type(self, dtype) -> int:
+        """The schema TensorType of a numpy dtype name."""
+        return getattr(self.S.TensorType, {"float32": "FLOAT32", "int8": "INT8", "int32": "INT32", "int64": "INT64",
+                                           "int16": "INT16", "bool": "BOOL"}[str(np.dtype(dtype))])
+
     def const(self, array, q=None):
-        """A constant int8/int32/float32 tensor; q: (scale, zero point), a Quantization, or None."""
+        """A constant int8/int32/int64/float32/bool tensor; q: (scale, zero point), a Quantization, or None."""
         array = np.ascontiguousarray(array)
-        dtype = {np.dtype(np.int8): self.S.TensorType.INT8, np.dtype(np.int32): self.S.TensorType.INT32,
-                 np.dtype(np.float32): self.S.TensorType.FLOAT32}[array.dtype]
+        dtype = self.tensor_type(array.dtype)
         if isinstance(q, tuple):
             q = self.o.me.Quantization(float(q[0]), int(q[1]))
         return self.o.me.Tensor(shape=array.shape, dtype=dtype, data=array, name=self._name("c"), quantization=q)
@@ -63,7 +72,11 @@ class Net:
         return self.const(w, self.o._per_axis(scales, scales.size, axis))
 
     def bias(self, b: np.ndarray, in_scale: float, w_scales):
-        """int32 bias [n], scale in_scale * w_scale[c] (float32 product, as TFLite), zero point 0."""
+        """int32 bias [n] (int64 when ``b`` is: 16x8), scale in_scale * w_scale[c] (float32 product, as
+        TFLite), zero point 0."""
+        if np.asarray(b).dtype == np.int64:
+            scales = np.float32(in_scale) * np.broadcast_to(np.asarray(w_scales, np.float32), (b.size,))
+            return self.const(np.asarray(b), self.o._per_axis(scales, b.size, 0))
         return self.o._bias(np.asarray(b, np.int32), in_scale, w_scales, b.size)
 
     def op(self, opcode: str, inputs, outputs, options: str | None = None, **fields):
@@ -102,9 +115,10 @@ def out_size(n: int, k: int, s: int, d: int, padding: str) -> int:
     return -(-n // s) if padding == "SAME" else max((n - eff + s) // s, 0)
 
 
-def conv(net: Net, x, x_shape, in_q, w, b, w_scales, out_q, stride, padding, dilation, act, depth_mult=0):
-    """CONV_2D (w OHWI, scales on dim 0) or, with depth_mult > 0, DEPTHWISE_CONV_2D (w 1HWC, dim 3).
-    Returns (output tensor, output shape)."""
+def conv(net: Net, x, x_shape, in_q, w, b, w_scales, out_q, stride, padding, dilation, act, depth_mult=0,
+         dtype: str = "int8"):
+    """CONV_2D (w OHWI, scales on dim 0) or, with depth_mult > 0, DEPTHWISE_CONV_2D (w 1HWC, dim 3); the
+    output of ``dtype`` (int16: 16x8, with an int64 ``b``). Returns (output tensor, output shape)."""
     kh, kw = w.shape[1:3]
     oc = w.shape[3] if depth_mult else w.shape[0]
     oh, ow = (out_size(n, k, s, d, padding) for n, k, s, d in zip(x_shape[1:3], (kh, kw), stride, dilation))
@@ -114,24 +128,24 @@ def conv(net: Net, x, x_shape, in_q, w, b, w_scales, out_q, stride, padding, dil
     fields = dict(padding=PAD[padding], strideH=int(stride[0]), strideW=int(stride[1]),
                   dilationHFactor=int(dilation[0]), dilationWFactor=int(dilation[1]), fusedActivationFunction=ACT[act])
     if depth_mult:
-        y = net.op("DEPTHWISE_CONV_2D", ins, net.act(shape, out_q), "DepthwiseConv2DOptions",
+        y = net.op("DEPTHWISE_CONV_2D", ins, net.act(shape, out_q, dtype=dtype), "DepthwiseConv2DOptions",
                    depthMultiplier=int(depth_mult), **fields)
     else:
-        y = net.op("CONV_2D", ins, net.act(shape, out_q), "Conv2DOptions", **fields)
+        y = net.op("CONV_2D", ins, net.act(shape, out_q, dtype=dtype), "Conv2DOptions", **fields)
     return y, shape
 
 
-def pool(net: Net, kind: str, x, x_shape, q, filt, stride, padding, act):
+def pool(net: Net, kind: str, x, x_shape, q, filt, stride, padding, act, dtype: str = "int8"):
     """MAX_POOL_2D / AVERAGE_POOL_2D with one q in and out (TFLM pools do not rescale)."""
     oh, ow = (out_size(n, k, s, 1, padding) for n, k, s in zip(x_shape[1:3], filt, stride))
     shape = (x_shape[0], oh, ow, x_shape[3])
-    y = net.op(kind, [x], net.act(shape, q), "Pool2DOptions", padding=PAD[padding], strideH=int(stride[0]),
+    y = net.op(kind, [x], net.act(shape, q, dtype=dtype), "Pool2DOptions", padding=PAD[padding], strideH=int(stride[0]),
                strideW=int(stride[1]), filterHeight=int(filt[0]), filterWidth=int(filt[1]),
                fusedActivationFunction=ACT[act])
     return y, shape
 
 
-def binary(net: Net, opcode: str, a, b, out_shape, out_q, act):
+def binary(net: Net, opcode: str, a, b, out_shape, out_q, act, dtype: str = "int8"):
     """ADD / SUB / MUL with numpy broadcasting and a fused activation."""
     options = {"ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions"}[opcode]
-    return net.op(opcode, [a, b], net.act(out_shape, out_q), options, fusedActivationFunction=ACT[act])
+    return net.op(opcode, [a, b], net.act(out_shape, out_q, dtype=dtype), options, fusedActivationFunction=ACT[act])

@@ -14,11 +14,20 @@ tinyfuse compiles a model with static weights and shapes. Data inputs stay runti
 per case, the per-op table and the total, and exits 1 when a case fails that is not in
 ``expected_failures.txt``, when an expected failure passes, or when an expected failure is not a
 clear ``TinyfuseError`` (a crash or wrong numbers).
+
+``--preset all`` runs the whole suite (every op of the node cases, every dtype, the ``_expanded``
+function bodies; node, pytorch-converted, pytorch-operator and simple kinds) and sorts each case into
+pass / error (one clear ``TinyfuseError`` line from the compiler: an op, dtype or attribute tinyfuse
+does not support) / fail (wrong numbers, a crash, generated C that gcc refuses or that exits with an
+error, a compile over ``CASE_SECONDS``); it exits 1 when a case fails. ``--json`` keeps the per-case
+results for a before/after comparison (``--compare OLD.json`` prints the cases whose class changed).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -41,10 +50,34 @@ PARAM_SLOTS = {
     "DequantizeLinear": (1, 2), "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 4, 5, 6, 7),
     "ConvInteger": (1, 2, 3), "MatMulInteger": (1, 2, 3), "Dropout": (1, 2),
 }
-PARAM_SLOTS.update({"Gather": (1,), "Expand": (1,), "Tile": (1,), "PRelu": (1,), "Where": (0,)})  # opsmisc
+PARAM_SLOTS.update({"Gather": (1,), "Expand": (1,), "Tile": (1,), "PRelu": (1,)})  # opsmisc
 PARAM_SLOTS.update({"LSTM": (1, 2, 3, 4, 7), "GRU": (1, 2, 3, 4)})  # rnn: W, R, B, sequence_lens, P
+PARAM_SLOTS.update({op: (1,) for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                                         "ReduceLogSumExp", "ReduceSumSquare", "CumSum", "TopK", "ScatterND",
+                                         "ScatterElements", "Trilu")})     # structops: axes, k, constant indices
+PARAM_SLOTS.update({"OneHot": (1, 2), "InstanceNormalization": (1, 2), "GroupNormalization": (1, 2)})
+PARAM_SLOTS.update({"If": (0,), "Loop": (0, 1)})   # control flow: the condition, the trip count (--bind)
 # op types run beside node_tests.CNN_OPS (the mcu preset's default list)
 EXTRA_OPS = ["LSTM", "GRU"]
+EXTRA_OPS += ["Pow", "Sqrt", "Reciprocal", "Exp", "Log", "Neg", "Abs", "Floor", "Ceil", "Round", "Sign", "Erf", "Sin",
+              "Cos", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Not", "And", "Or", "Xor", "Where",
+              "Mod", "Min", "Max", "Mean", "Sum", "Softplus", "Softsign", "Selu", "Elu", "Celu", "ThresholdedRelu",
+              "Mish", "Shrink", "Cast", "IsNaN", "IsInf"]  # elemops
+EXTRA_OPS += ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
+              "ReduceSumSquare", "ArgMax", "ArgMin", "LogSoftmax", "Hardmax", "CumSum", "TopK", "GatherElements",
+              "GatherND", "ScatterND", "ScatterElements", "OneHot", "Size", "Shape", "ConstantOfShape", "Range", "Trilu",
+              "DepthToSpace", "SpaceToDepth", "Einsum", "InstanceNormalization", "GroupNormalization", "Tile",
+              "Expand"]  # structops
+ALL_KINDS = ("node", "pytorch-converted", "pytorch-operator", "simple")
+CASE_SECONDS = 300        # --preset all: a compile that takes longer is a failure, not a hang
+
+
+class BuildFailure(RuntimeError):
+    """The generated C did not build or did not run: a failure, never a clear compiler error."""
+
+
+class CaseTimeout(RuntimeError):
+    """A case over CASE_SECONDS."""
 
 
 def freeze_params(model: onnx.ModelProto, inputs: list[np.ndarray]) -> tuple[onnx.ModelProto, list[np.ndarray]]:
@@ -86,8 +119,24 @@ def run(model_path: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
     try:
         exe = build_host(result, work, cflags=CFLAGS)
         return run_host(exe, result, rest)
+    except Exception as e:       # gcc refused the C, or the program failed: not a clear compiler error
+        raise BuildFailure(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def run_bounded(model_path: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """``run`` with an alarm at CASE_SECONDS (CaseTimeout), so one pathological case cannot stall the
+    whole suite."""
+    def expire(signum, frame):
+        raise CaseTimeout(f"over {CASE_SECONDS} s")
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(CASE_SECONDS)
+    try:
+        return run(model_path, inputs)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 
 # --------------------------------------------------------------------------- expected failures
@@ -108,15 +157,48 @@ def node_tests():
     return nt
 
 
-def run_cases(kinds=("node", "pytorch-converted"), include=(), verbose=True, json_out=None):
-    """Run the mcu preset; returns the per-case results of node_tests.run_suite."""
-    import json
+def run_cases(kinds=("node", "pytorch-converted"), include=(), verbose=True, json_out=None, preset="mcu"):
+    """Run the mcu preset (or ``preset="all"``: every case of ``kinds``); returns the per-case results
+    of node_tests.run_suite."""
     nt = node_tests()
     tmp_json = json_out or tempfile.mktemp(suffix=".json")
-    nt.run_suite(run, ops=nt.CNN_OPS + EXTRA_OPS, preset="mcu", kinds=kinds, include=include, cache_dir=str(CACHE_DIR),
-                 verbose=verbose, json_out=tmp_json)
+    if preset == "all":
+        nt.run_suite(run_bounded, all_ops=True, kinds=kinds, include=include, cache_dir=str(CACHE_DIR),
+                     verbose=verbose, json_out=tmp_json)
+    else:
+        nt.run_suite(run, ops=nt.CNN_OPS + EXTRA_OPS, preset="mcu", kinds=kinds, include=include,
+                     cache_dir=str(CACHE_DIR), verbose=verbose, json_out=tmp_json)
     with open(tmp_json) as f:
         return json.load(f)
+
+
+def outcome(r: dict) -> str:
+    """pass, error (one clear TinyfuseError line from the compiler) or fail (anything else); skip for a
+    case node_tests cannot materialise (sequence/map/optional-typed values)."""
+    if r["status"] == "SKIP":
+        return "skip"
+    if r["msg"] is None:
+        return "pass"
+    return "error" if r["msg"].startswith("TinyfuseError") else "fail"
+
+
+def whole_suite_table(results: list[dict]) -> tuple[list[str], dict[str, int]]:
+    """Per-op lines (pass / error / fail / skip) and the totals of a --preset all run."""
+    per_op: dict[str, dict[str, int]] = {}
+    for r in results:
+        per_op.setdefault(f"{r['kind'][:5]}:{r['op']}", dict.fromkeys(("pass", "error", "fail", "skip"), 0))[
+            outcome(r)] += 1
+    lines = [f"{'suite:op':48s} {'pass':>5} {'error':>5} {'fail':>5} {'skip':>5}"]
+    lines += [f"{op:48s} {c['pass']:5d} {c['error']:5d} {c['fail']:5d} {c['skip']:5d}" for op, c in sorted(per_op.items())]
+    totals = {k: sum(c[k] for c in per_op.values()) for k in ("pass", "error", "fail", "skip")}
+    return lines, totals
+
+
+def changes(old: list[dict], new: list[dict]) -> list[str]:
+    """One line per case whose outcome differs between two --json files (before → after)."""
+    before = {r["name"]: outcome(r) for r in old}
+    return [f"{r['name']:60s} {before.get(r['name'], '-'):5s} -> {outcome(r)}" for r in new
+            if before.get(r["name"]) != outcome(r)]
 
 
 def check(results: list[dict], expected: dict[str, str]) -> list[str]:
@@ -137,13 +219,35 @@ def check(results: list[dict], expected: dict[str, str]) -> list[str]:
     return problems
 
 
+def main_all(a) -> int:
+    """--preset all: the per-op table of pass / error / fail / skip and the totals; exit 1 on a failure."""
+    results = run_cases(tuple(a.kinds.split(",")) if a.kinds else ALL_KINDS, a.include, json_out=a.json,
+                        preset="all", verbose=not a.quiet)
+    lines, t = whole_suite_table(results)
+    print("\n".join(lines))
+    if a.compare:
+        with open(a.compare) as f:
+            print("\n".join(["changed since " + a.compare + ":", *changes(json.load(f), results)]))
+    print(f"conformance (whole suite): {t['pass']} passed, {t['fail']} failed, {t['error']} clear errors, "
+          f"{t['skip']} skipped ({len(results)} cases)")
+    return 1 if t["fail"] else 0
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="ONNX node conformance of tinyfuse (mcu preset)")
-    ap.add_argument("--kinds", default="node,pytorch-converted")
+    ap = argparse.ArgumentParser(description="ONNX node conformance of tinyfuse (mcu preset, or the whole suite)")
+    ap.add_argument("--preset", default="mcu", choices=("mcu", "all"), help="mcu (default: the MCU op list, "
+                    "expected_failures.txt) or all (every case: pass / clear error / fail per op)")
+    ap.add_argument("--kinds", default=None, help="default node,pytorch-converted (mcu); "
+                    f"{','.join(ALL_KINDS)} (all)")
     ap.add_argument("--include", action="append", default=[], help="regex on the test name")
     ap.add_argument("--json", help="write per-case results here")
+    ap.add_argument("--compare", metavar="OLD.json", help="--preset all: list the cases whose outcome changed")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no line per case")
     a = ap.parse_args(argv)
-    results = run_cases(tuple(a.kinds.split(",")), a.include, json_out=a.json)
+    if a.preset == "all":
+        return main_all(a)
+    results = run_cases(tuple((a.kinds or "node,pytorch-converted").split(",")), a.include, json_out=a.json,
+                        verbose=not a.quiet)
     expected = load_expected()
     per_op: dict[str, list[int]] = {}
     for r in results:

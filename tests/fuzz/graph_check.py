@@ -20,6 +20,7 @@ from tests.fuzz.graph_build import spec_model
 CFLAGS = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror"]
 FLOAT_REL = 1e-4            # the float criterion: 1e-4 x max|ref|
 LSB_LIMIT = 8               # int8 vs onnxruntime (float requantization), output LSBs
+BUILD_TIMEOUT = 600         # seconds for gcc: a runaway build is a crash, not a hang
 
 
 @dataclass
@@ -120,7 +121,7 @@ def check_model(model: onnx.ModelProto, feeds: dict, quant: bool, workdir: Path 
                     variants=sorted(set().union(*(kernel_variants(k) for k in result.kernels))))
         flags = CFLAGS + (["-include", str(SIMD_HOST_HEADER)] if target != "host" else [])
         try:
-            outs = run_host(build_host(result, work, cflags=flags), result, inputs)
+            outs = run_host(build_host(result, work, cflags=flags, timeout=BUILD_TIMEOUT), result, inputs)
         except Exception as e:  # noqa: BLE001 - gcc rejecting generated C, or the model crashing
             return Outcome("crash", f"build/run: {type(e).__name__}: {str(e)[:600]}", **info)
         if not quant:

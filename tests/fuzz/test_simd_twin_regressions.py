@@ -52,3 +52,33 @@ def test_fpu_seed1_depthwise_1x1_is_not_a_pointwise_matmul(target, tmp_path):
     np.testing.assert_array_equal(tflm_oneop().run(model, [x])[0], want)
     (got,) = simd_run(model, [x], target, tmp_path, "arm_fpu")
     np.testing.assert_array_equal(got, want)
+
+
+def _int8_conv(x_shape, k, oc, depthwise: bool) -> bytes:
+    rng, net, q = np.random.default_rng(3), Net(), (0.05, 3)
+    w = rng.integers(-127, 128, (1, *k, oc) if depthwise else (oc, *k, x_shape[3])).astype(np.int8)
+    y, _ = tm.conv(net, net.input(x_shape, q), x_shape, q, w, rng.integers(-500, 500, oc).astype(np.int32),
+                   np.full(oc, 1e-4, np.float32), (0.1, -5), (1, 1), "VALID", (1, 1), "NONE", 1 if depthwise else 0)
+    return net.build([y])
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
+def test_graph_seed1049_large_windows_are_not_unrolled(target, tmp_path):
+    """An int8 global average pool whose scales differ becomes a depthwise conv of ones; over a 30 x 60
+    map (graph fuzzer --target cortex-m4, seed 1049) the arm_dsp depthwise unrolled all 1800 taps: a
+    21,630-line kernel for 9000 MACs that gcc -O1 had not compiled after 27 minutes (arm_mve: ~2 lines
+    a tap, the same growth), and the arm_dsp row-wise im2col of a C % 4 != 0 conv unrolls every word of
+    its window the same way. Fixed in strategy/conv.py (MAX_UNROLLED_TAPS: the SIMD depthwise
+    forms, the Helium dw_plane and the chain stages decline larger windows, the portable kernel loops)
+    and lower/conv/im2col_rows.py (MAX_ROW_WORDS: the looped int16 im2col beyond). The kernels stay small
+    and equal TFLM."""
+    rng = np.random.default_rng(4)
+    for x_shape, k, oc, dw in (((1, 30, 60, 5), (30, 60), 5, True), ((1, 24, 24, 5), (24, 24), 4, False)):
+        from tinyfuse.driver import compile_model
+        model = _int8_conv(x_shape, k, oc, dw)
+        lines = max(kern.code.count("\n") for kern in compile_model(model, target=target).kernels)
+        assert lines < 1000, f"{x_shape} {k}: a {lines}-line kernel"
+        x = rng.integers(-128, 128, x_shape).astype(np.int8)
+        (got,) = simd_run(model, [x], target, tmp_path / f"{dw}", "ref" if dw else
+                          {"cortex-m4": "arm_dsp", "cortex-m55": "arm_mve"}[target])
+        np.testing.assert_array_equal(got, tflm_oneop().run(model, [x])[0])

@@ -44,11 +44,13 @@ import numpy as np
 
 from tests.fuzz import twin_draw as d1
 from tests.fuzz import twin_draw_float as df
+from tests.fuzz import twin_draw_int16 as d16
 from tests.fuzz import twin_draw_move as dm
 from tests.fuzz import twin_draw_ops as d2
 from tests.fuzz import twin_draw_simd as ds
 from tests.fuzz import twin_draw_struct as dr
 from tests.fuzz import twin_draw_struct_move as dv
+from tests.fuzz import twin_draw_signal as dsig
 from tests.fuzz.twin_run import SIMD, VARIANT_TARGET, Item, Outcome, Runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,6 +91,14 @@ OPS = {
     "BATCH_TO_SPACE_ND": P(dv.draw_space_batch, opcode="BATCH_TO_SPACE_ND"), "MIRROR_PAD": dv.draw_mirror_pad,
     "GATHER_ND": dv.draw_gather_nd, "EMBEDDING_LOOKUP": dv.draw_embedding_lookup,
     "DYNAMIC_UPDATE_SLICE": dv.draw_update_slice, "FILL": dv.draw_fill,
+    # int16 activations, 16x8 (twin_draw_int16.py)
+    "CONV_2D(i16)": d16.draw_conv, "DEPTHWISE_CONV_2D(i16)": P(d16.draw_conv, depthwise=True),
+    "FULLY_CONNECTED(i16)": d16.draw_fc, **{f"{op}(i16)": P(d16.draw_binary, opcode=op) for op in ("ADD", "SUB", "MUL")},
+    **{f"{op}(i16)": P(d16.draw_pool, opcode=op) for op in ("MAX_POOL_2D", "AVERAGE_POOL_2D")},
+    **{f"{op}(i16)": P(d16.draw_activation, opcode=op) for op in ("SOFTMAX", "LOGISTIC", "TANH")},
+    "QUANTIZE(i16)": d16.draw_quantize, "MOVE(i16)": d16.draw_move, "MEAN(i16)": d16.draw_mean,
+    "DW>CONV>ADD(i16)": d16.draw_chain,
+    **dsig.DRAWS,     # TFLM's signal library (twin_draw_signal.py)
 }
 STRUCT = ["SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL", "ARG_MAX", "ARG_MIN", "CUMSUM", "LOG_SOFTMAX", "L2_NORMALIZATION",
           "L2_POOL_2D", "BATCH_MATMUL", "SLICE", "PACK", "UNPACK", "REVERSE_V2", "BROADCAST_TO", "EXPAND_DIMS",
@@ -99,7 +109,9 @@ FLOAT = ["CONV_2D(f32)", "DEPTHWISE_CONV_2D(f32)", "FULLY_CONNECTED(f32)", "CONV
 SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "SIMD CONV+ADD", "DW+ADD", "FC+ADD",
              "CONV>DW>CONV", "SIMD POOL"] * 2 + ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CONV+ADD", "DW+CONV",
                                                  "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
-GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int8": [o for o in OPS if o not in FLOAT], "struct": STRUCT,
+INT16 = [o for o in OPS if o.endswith("(i16)")]
+GROUPS = {"all": list(OPS), "struct": STRUCT, "simd": SIMD_INT8, "float": FLOAT, "int16": INT16, "signal": list(dsig.DRAWS),
+          "int8": [o for o in OPS if o not in FLOAT and o not in INT16 and o not in dsig.DRAWS],
           "dsp": [o for o in SIMD_INT8 if "POOL" not in o]}          # Cortex-M4 has no SIMD pool
 DEFAULT_GROUP = {"ref": "all", "arm_dsp": "dsp", "arm_mve": "simd", "arm_fpu": "float"}
 STATUSES = ("exact", "tflm wraps", "tflm refused", "tf refused", "failure")

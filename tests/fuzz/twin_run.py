@@ -33,6 +33,7 @@ SIMD = ("arm_dsp", "arm_mve", "arm_fpu")
 MVE_MARKS = ("vldrbq", "vmladavaq", "vqrdmulhq", "int32x4_t", "vctp8q", "vctp32q")
 DSP_MARKS = ("tf_smlad", "tf_smuad", "tf_sxtb16", "tf_sxtab16", "tf_smlabb", "tf_smlatt", "tf_rq2", "tf_smmlar")
 ARENA_FILL, GUARD = 0x5A, 64          # host builds: a non-zero arena and guard regions around it
+BUILD_TIMEOUT = 600                   # seconds per compiler run: a runaway build is a failure, not a hang
 # tuned builds: how often each kind of tune move is picked (the lowering knobs of the SIMD kernels most)
 MOVE_WEIGHTS = {"weights": 4.0, "channels": 4.0, "unroll": 4.0, "body": 4.0, "inplace": 2.0, "chain": 2.0,
                 "variant": 0.5}
@@ -113,7 +114,7 @@ def kernel_variants(kernel) -> set[str]:
 
 
 def compare(got: list, want: list, wrap, tol=None) -> Outcome:
-    """int8 outputs byte for byte (outside the ``wrap`` channels of output 0), float32 outputs within
+    """int8 and int16 outputs byte for byte (outside the ``wrap`` channels of output 0), float32 outputs within
     ``tol`` (output 0; others exactly)."""
     if len(got) != len(want):
         return Outcome("failure", f"{len(got)} outputs, TFLM has {len(want)}")
@@ -136,11 +137,11 @@ def compare(got: list, want: list, wrap, tol=None) -> Outcome:
         if i == 0 and np.any(wrap):
             keep = np.broadcast_to(~np.asarray(wrap, bool), g.shape) if np.ndim(wrap) else np.zeros(g.shape, bool)
             masked = True
-        if g.dtype != np.int8:
+        if g.dtype not in (np.int8, np.int16):
             if g.tobytes() != w.tobytes():
                 return Outcome("failure", f"output {i}: {g.dtype} bytes differ from TFLM")
             continue
-        bad = (g.view(np.uint8) != w.view(np.uint8)) & keep
+        bad = (g != w) & keep
         if np.any(bad):
             where = tuple(np.argwhere(bad)[0].tolist())
             lsb = int(np.max(np.abs(g.astype(np.int64) - w.astype(np.int64))[bad]))
@@ -210,7 +211,7 @@ def _build_run(items: list[Item], work: Path, simd_host: bool, jobs: int) -> Non
     from tinyfuse.harness.multi import build_host_multi, run_host_multi
     shutil.rmtree(work, ignore_errors=True)
     exe = build_host_multi([it.result for it in items], work, cflags=CFLAGS, simd_host=simd_host, jobs=jobs,
-                           guard=GUARD, arena_fill=ARENA_FILL)
+                           guard=GUARD, arena_fill=ARENA_FILL, timeout=BUILD_TIMEOUT)
     outs = run_host_multi(exe, [it.result for it in items], [it.d.inputs for it in items], timeout=600)
     for it, got in zip(items, outs):
         it.out = compare(got, it.want, it.d.wrap, it.d.tol)

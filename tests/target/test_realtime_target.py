@@ -85,3 +85,43 @@ def test_wcet_avg_pool_and_float_quantize_run_the_same_instructions_on_every_inp
         assert w["instructions_min"] == w["instructions_max"], w
         (out,) = run_target(build_target(result, "cortex-m4", tmp_path / f"r{i}", inputs))
         np.testing.assert_array_equal(out.reshape(want.shape), want)
+
+
+def _one_point_model(kind: str) -> tuple[bytes, tuple]:
+    """An int8 TFLite model whose kernel computes one output point per channel (a 3x3 window over a 3x3
+    image, VALID): the depthwise conv, a one-channel conv, the 4x4 average pool; and its input shape."""
+    from tests.builders import tflm_twin_models as tm
+    from tests.builders.tflm_twin_models import Net
+    rng, net, q = np.random.default_rng(0), Net(), (0.05, 3)
+    if kind == "avg_pool":
+        y, _ = tm.pool(net, "AVERAGE_POOL_2D", net.input((1, 4, 4, 3), q), (1, 4, 4, 3), q, (4, 4), (4, 4), "VALID", "NONE")
+        return net.build([y]), (1, 4, 4, 3)
+    c, oc = (8, 8) if kind == "depthwise" else (5, 1)
+    w = rng.integers(-127, 128, (1, 3, 3, oc) if kind == "depthwise" else (oc, 3, 3, c)).astype(np.int8)
+    y, _ = tm.conv(net, net.input((1, 3, 3, c), q), (1, 3, 3, c), q, w, rng.integers(-500, 500, oc).astype(np.int32),
+                   np.full(oc, 0.004, np.float32), (0.1, -5), (1, 1), "VALID", (1, 1), "NONE", 1 if kind == "depthwise" else 0)
+    return net.build([y]), (1, 3, 3, c)
+
+
+@pytest.mark.parametrize("kind,target", [("depthwise", "cortex-m4"), ("depthwise", "cortex-m55"),
+                                         ("conv", "cortex-m0"), ("avg_pool", "cortex-m55")])
+def test_steps_never_split_the_statements_of_one_output_point(kind, target, tmp_path):
+    """Found by the TFLM twin fuzzer (tflm_twin --variant arm_dsp, seed 344: DW+ADD [1, 7, 1, 16], a 7x1
+    window, one output pixel, gcc: 'tp[6] may be used uninitialized'). When every output dimension of a
+    kernel is one point, the first time dimension that varies only orders its statements (taps, then
+    MACs, then the store); step fission split there, so a later step read the tap pointers (arm_dsp,
+    arm_mve depthwise), the accumulator (the portable conv: a wrong _step output on cortex-m0) or the
+    Helium pool's vector accumulator that an earlier step had set in a local variable. Fixed in
+    poly/slices.py (such a dimension is never split at depth 1) and lower/slicing.py (a family with a
+    deeper slice still gets it). _step's output must equal TFLM's."""
+    from tests.conftest import tflm_run
+    require_tools(target)
+    model, shape = _one_point_model(kind)
+    x = np.random.default_rng(1).integers(-128, 128, shape).astype(np.int8)
+    (want,) = tflm_run(model, [x])
+    result = compile_model(model, target=target, realtime={"max_step_instructions": 60})
+    build = build_target(result, target, tmp_path, [x])
+    (out,) = run_target(build)
+    stepped = np.frombuffer((build.workdir / "run" / "step_out0.bin").read_bytes(), np.int8).reshape(want.shape)
+    np.testing.assert_array_equal(out.reshape(want.shape), want)
+    np.testing.assert_array_equal(stepped, want)

@@ -34,8 +34,8 @@ X4 = {"X": [1, 2, 6, 6]}
 BAD = {
     "unsupported_op": (model_bytes([N("LRN", ["X"], ["Y"], name="lrn1", size=3)], X4),
                        ["node 'lrn1' (LRN, opset 13)", "not supported"]),
-    "dynamic_dim": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": ["batch", 3, 8, 8]}),
-                    ["input 'X'", "dynamic shape", "'batch', 3, 8, 8"]),
+    "dynamic_dim": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": ["batch", 3, "h", 8]}),
+                    ["input 'X'", "dynamic shape", "'batch', 3, 'h', 8", "dim 2 ('h')", "--input-shape X="]),
     "no_input_shape": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": None}), ["input 'X'", "shape"]),
     "float64_input": (model_bytes([N("Relu", ["X"], ["Y"])], {"X": (TensorProto.DOUBLE, [2, 3])}),
                       ["input 'X'", "float64"]),

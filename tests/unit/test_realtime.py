@@ -57,6 +57,21 @@ def test_deep_slices_linearise_the_time_below_and_list_its_used_values():
     assert _sliced(3, limit=2)[1] == [Slice(0, 6)]
 
 
+def test_a_dimension_that_only_orders_statements_is_not_split():
+    """One output point: S_init, S_mac over the taps, S_out at times (0, 0, 0), (0, 1, r), (0, 2, 0). The
+    first dimension that varies is the statement order; a step after the first would read the accumulator
+    the first one set in a local variable, so depth 1 does not slice (a deeper request of a family that
+    keeps no locals across it still may)."""
+    stmts = [Statement("I", ("n",), "n = 0", ("n", "0", "0"), lambda n: "acc = 0;"),
+             Statement("M", ("n", "r"), "n = 0 and 0 <= r < 9", ("n", "1", "r"), lambda n, r: f"acc += x[{r}];"),
+             Statement("O", ("n",), "n = 0", ("n", "2", "0"), lambda n: "out[0] = acc;")]
+    for depth, found in ((1, [None]), (3, [Slice(0, 27, [0, *range(9, 18), 18])])):
+        request = SliceRequest(depth)
+        _, code = loops_to_c(stmts, slice=request)
+        assert request.found == found
+        assert ("tf_lo" in code) == (depth > 1)
+
+
 def _kernel(lo, hi, points=None):
     return SimpleNamespace(slice_range=(lo, hi), slice_points=points)
 

@@ -79,7 +79,12 @@ def test_derived_op_sets_hold_the_ops_they_name():
     assert legalize_qdq.MOVE_OPS == ("broadcast_to", "max", "min", "nn.border_pad", "nn.max_pool2d", "reshape", "slice_axis",
                                     "slice_view", "strided_slice", "take", "tile", "transpose")
     assert set(legalize_qdq.LUT_OPS) == {"sigmoid", "tanh", "hard_sigmoid", "hard_swish", "nn.leaky_relu",
-                                         "nn.gelu", "erf"}
+                                         "nn.gelu", "erf",
+                                         # ops/math.py
+                                         "abs", "negative", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos",
+                                         "floor", "ceil", "round", "sign", "square", "nn.softplus", "nn.softsign",
+                                         "nn.mish", "nn.elu", "nn.selu", "nn.celu", "nn.thresholded_relu", "nn.shrink",
+                                         "nn.silu"}   # ops/silu.py (onnxgraph)
     assert set(legalize_qdq.ACTIVATIONS) == {"nn.relu", "clip"}
     assert check_overflow.ACCUMULATING == ("qnn.conv2d", "qnn.conv2d_transpose", "qnn.matmul")
     assert fuse_horizontal.ANCHORS == {"nn.matmul": "matmul", "qnn.matmul": "matmul", "nn.conv2d": "conv",

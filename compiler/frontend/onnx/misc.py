@@ -1,5 +1,5 @@
 """ONNX converters of the data-movement and small element-wise ops: Slice, Split, Gather (constant
-indices), Cast, Expand, Tile, Where (constant condition), PRelu. Registered by importing this module
+indices), Cast, Expand, Tile, Where, PRelu. Registered by importing this module
 (``onnx.py``); the ops are in ``ops/movement.py``."""
 from __future__ import annotations
 
@@ -149,11 +149,19 @@ def convert_tile(node: Node, args):
 
 @converter("Where")
 def convert_where(node: Node, args):
-    """Where-16 with a constant condition: all true or all false, X (or Y) broadcast to the output
-    shape; mixed, an element-wise ``select`` whose condition is the constant mask (a uint8 weight:
-    ops/select.py). A computed condition is not supported."""
+    """Where-16: an element-wise ``select`` (ops/select.py). A constant condition all true or all
+    false is X (or Y) broadcast to the output shape; a mixed one is a uint8 weight mask; a computed
+    condition is a bool tensor."""
+    try:
+        shape = tuple(int(d) for d in np.broadcast_shapes(*(a.ty.shape for a in args)))
+    except ValueError:
+        raise node.error(f"shapes {[list(a.ty.shape) for a in args]} do not broadcast") from None
+    if not isinstance(args[0], Constant):
+        if args[0].ty.dtype != "bool" or args[1].ty.dtype != args[2].ty.dtype:
+            raise node.error(f"condition {args[0].ty.dtype}, X {args[1].ty.dtype}, Y {args[2].ty.dtype}: Where needs "
+                             "a bool condition and one type for X and Y")
+        return call("select", *args, span=node.name)
     cond = const_value(node, args[0], "condition").astype(bool)
-    shape = tuple(int(d) for d in np.broadcast_shapes(cond.shape, args[1].ty.shape, args[2].ty.shape))
     if cond.all() == cond.any():
         x = args[1] if cond.all() else args[2]
         return x if shape == x.ty.shape else call("broadcast_to", x, shape=shape, span=node.name)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import ChainMap
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,10 @@ from ...userdir import input_file
 from ...ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call, get_op
 from ...ir.types import C_TYPES
 from .quant import MS_DOMAIN_OPS, check_ms_inputs
+from .control_flow import CONTROL_FLOW, condition_feeders, unsupported_condition
+from .patterns import PATTERN_CONVERTERS, PATTERN_DOMAIN, recognize
 from .registry import CONVERTERS, Node, shown
+from .specialize import specialize
 
 MIN_OPSET = 13
 
@@ -176,7 +180,7 @@ def input_type(vi: onnx.ValueInfoProto) -> TensorType:
     except KeyError:
         dtype = f"code {tt.elem_type}"
     if dtype not in C_TYPES:
-        raise TinyfuseError(f"input '{name}' has element type {dtype}; supported: float32, int8, uint8")
+        raise TinyfuseError(f"input '{name}' has element type {dtype}; supported: {', '.join(C_TYPES)}")
     ty = TensorType(tuple(dims), dtype)
     check_size(ty, f"input '{name}'")
     return ty
@@ -234,13 +238,65 @@ def own_buffers(outputs: list[Expr]) -> list[Expr]:
     return result
 
 
-def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> IRModule:
-    """Convert an ONNX model (or a path) to an IRModule in NCHW with original I/O dtypes."""
+def convert_nodes(nodes, env, opset: int, declared: int) -> None:
+    """Convert ``nodes`` in order, binding each output name in ``env`` (a dict, or a ChainMap whose
+    parents are the enclosing graphs' values for a subgraph). If / Loop / Scan are inlined or unrolled
+    at compile time (control_flow.py: a constant condition, a static trip count), every other node goes
+    through its converter (or folds)."""
+    feeders = condition_feeders(nodes)
+    for proto in nodes:
+        node = Node(proto, opset, declared)
+        if proto.domain == PATTERN_DOMAIN:       # a decomposed layer recognised by patterns.py
+            outs = [PATTERN_CONVERTERS[proto.op_type](node, [env[i] if i else None for i in proto.input])]
+            env[proto.output[0]] = outs[0]
+            continue
+        if proto.domain not in ("", "ai.onnx") and not (proto.domain == "com.microsoft"
+                                                         and proto.op_type in MS_DOMAIN_OPS):
+            raise node.error(f"operator domain '{shown(proto.domain)}' is not supported")
+        missing = [i for i in proto.input if i and i not in env]
+        if missing:
+            raise node.error(f"input '{shown(missing[0])}' is neither a graph input, an initializer nor an earlier "
+                             "node's output", "the graph is incomplete or not topologically sorted")
+        if proto.op_type in CONTROL_FLOW and proto.domain in ("", "ai.onnx"):
+            outs = CONTROL_FLOW[proto.op_type](node, env, lambda g, local: convert_subgraph(g, env, local, node))
+        else:
+            check_schema(node)
+            if proto.domain == "com.microsoft":
+                check_ms_inputs(node)
+            args = [env[i] if i else None for i in proto.input]
+            if proto.op_type not in CONVERTERS and not all(a is None or isinstance(a, Constant) for a in args):
+                error = unsupported_condition(node, args, feeders)
+                if error is not None:
+                    raise error
+            outs = convert_node(node, args)
+        for oname, e in zip(proto.output, outs):
+            if oname:
+                env[oname] = e
+
+
+def convert_subgraph(graph: onnx.GraphProto, outer, local: dict, owner: Node) -> list[Expr]:
+    """The outputs of subgraph ``graph`` (an If branch, a Loop or Scan body) converted once: its inputs
+    bound to ``local`` (name → Expr), its initializers as constants, any other name it reads taken from
+    the enclosing scope ``outer`` (ONNX outer-scope references)."""
+    scope = ChainMap(dict(local), outer)
+    for init in graph.initializer:
+        scope[init.name] = Constant(initializer_value(init), init.name)
+    convert_nodes(graph.node, scope, owner.opset, owner.declared_opset)
+    missing = [o.name for o in graph.output if o.name not in scope]
+    if missing:
+        raise owner.error(f"subgraph '{shown(graph.name)}' output '{shown(missing[0])}' is not produced by any node")
+    return [scope[o.name] for o in graph.output]
+
+
+def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None, disabled=()) -> IRModule:
+    """Convert an ONNX model (or a path) to an IRModule in NCHW with original I/O dtypes. Decomposed
+    layers are recognised first (patterns.py), but those of ``disabled`` (patterns.FRONTEND_PASSES names)."""
     if not isinstance(model, onnx.ModelProto):
         name = name or sanitize(Path(model).stem)
         model = load_onnx(model)
     declared = default_opset(model)                  # errors name the opset the model declares
-    model = upgrade_opset(model)
+    model = upgrade_opset(specialize(model)[0])      # a symbolic batch dim alone: 1; any other: the error
+    model, _ = recognize(model, disabled)            # LayerNorm, GELU, SiLU, Softmax spelled out in ops
     name = sanitize(name or model.graph.name or "model")
     opset = default_opset(model)
     if not model.graph.output:
@@ -253,22 +309,7 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None) -> I
         v = Var(vi.name, input_type(vi))
         params.append(v)
         env[vi.name] = empty_constant(v) if v.ty.size == 0 else v   # no element: nothing to read
-    for proto in model.graph.node:
-        node = Node(proto, opset, declared)
-        if proto.domain not in ("", "ai.onnx") and not (proto.domain == "com.microsoft"
-                                                         and proto.op_type in MS_DOMAIN_OPS):
-            raise node.error(f"operator domain '{shown(proto.domain)}' is not supported")
-        missing = [i for i in proto.input if i and i not in env]
-        if missing:
-            raise node.error(f"input '{shown(missing[0])}' is neither a graph input, an initializer nor an earlier "
-                             "node's output", "the graph is incomplete or not topologically sorted")
-        check_schema(node)
-        if proto.domain == "com.microsoft":
-            check_ms_inputs(node)
-        outs = convert_node(node, [env[i] if i else None for i in proto.input])
-        for oname, e in zip(proto.output, outs):
-            if oname:
-                env[oname] = e
+    convert_nodes(model.graph.node, env, opset, declared)
     outputs = []
     for o in model.graph.output:
         if o.name not in env:

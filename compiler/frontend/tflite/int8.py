@@ -43,11 +43,12 @@ def real_q(q) -> tuple[float, int]:
     return float(F32(q[0])), int(q[1])
 
 
-def activation_range(act: str, scale: float, zero_point: int) -> tuple[int, int]:
-    """[act_min, act_max] of a fused activation on an int8 output (CalculateActivationRangeQuantized)."""
+def activation_range(act: str, scale: float, zero_point: int, dtype: str = "int8") -> tuple[int, int]:
+    """[act_min, act_max] of a fused activation on an int8 / int16 output (CalculateActivationRangeQuantized)."""
+    info = np.iinfo(dtype)
     lo_real, hi_real = ACTIVATION_BOUNDS[act]
-    lo = max(-128, quantize_f32(lo_real, scale, zero_point))
-    hi = 127 if hi_real is None else min(127, quantize_f32(hi_real, scale, zero_point))
+    lo = max(int(info.min), quantize_f32(lo_real, scale, zero_point))
+    hi = int(info.max) if hi_real is None else min(int(info.max), quantize_f32(hi_real, scale, zero_point))
     return lo, hi
 
 

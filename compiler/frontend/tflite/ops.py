@@ -14,12 +14,14 @@ import math
 
 import numpy as np
 
+from ... import quant
 from ...ir import Constant, Expr, call
 from . import int8 as i8
+from . import int16 as i16
 from ..onnx.reader import sanitize
 from .int8 import F32
 from .registry import (TO_NCHW, TO_NHWC, Graph, Op, S, Tensor, _names, activation, constant,
-                              converter, dequantize, finish, is_int8, real, reshape, transpose)
+                              converter, dequantize, finish, is_int8, is_quantized, real, reshape, transpose)
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -58,7 +60,7 @@ def weight(op: Op, t: Tensor, value: np.ndarray, axis: int, tflite_axis: int) ->
         raise op.error(f"weights '{t.name}' {t} are not supported (float32, float16 or quantized int8)")
     if t.scale.size > 1 and t.axis != tflite_axis:
         raise op.error(f"weights '{t.name}' {t} are quantized per channel on axis {t.axis}, expected {tflite_axis}")
-    if is_int8(op.inputs[0]) and np.any(t.zero_point != 0):
+    if is_quantized(op.inputs[0]) and np.any(t.zero_point != 0):
         raise op.error(f"int8 weights '{t.name}' have non-zero zero points; the TFLite int8 spec needs "
                        "symmetric weights")
     c = Constant(np.ascontiguousarray(value), sanitize(t.name))
@@ -68,32 +70,36 @@ def weight(op: Op, t: Tensor, value: np.ndarray, axis: int, tflite_axis: int) ->
 
 
 def bias(op: Op, t: Tensor | None, n: int, shape) -> Expr | None:
-    """The bias as ``reshape(dequantize(int32 Constant))`` (int8 models) or a float Constant."""
+    """The bias as ``reshape(dequantize(int32 / int64 Constant))`` (int8 and 16x8 models) or a float
+    Constant; a 16x8 op without one gets the zero bias TFLM accumulates with (``int16.absent_bias``)."""
     if t is None:
-        return None
+        x, w = op.inputs[0], op.inputs[1]
+        return i16.absent_bias(op, x, w, n, shape) if x.dtype == "int16" else None
     b = constant(op, t, "bias").reshape(-1)
     if b.size != n:
         raise op.error(f"bias '{t.name}' {t} does not match {n} output channels")
-    if t.dtype == "int32":
+    i16.bias_type(op, op.inputs[0], t)
+    if t.dtype in ("int32", "int64"):
         if not t.quantized:
-            raise op.error(f"int32 bias '{t.name}' has no quantization parameters")
+            raise op.error(f"{t.dtype} bias '{t.name}' has no quantization parameters")
         return reshape(weight_int32(t, b), shape, op.span)
     if t.dtype in ("float32", "float16"):
         return Constant(b.astype(np.float32).reshape(shape), sanitize(t.name))
-    raise op.error(f"bias '{t.name}' {t} has element type {t.dtype} (int32 or float32 expected)")
+    raise op.error(f"bias '{t.name}' {t} has element type {t.dtype} (int32, int64 or float32 expected)")
 
 
 def weight_int32(t: Tensor, b: np.ndarray) -> Expr:
-    c = Constant(np.ascontiguousarray(b, np.int32), sanitize(t.name))
+    """An int32 (int64: 16x8) bias constant behind its dequantize."""
+    c = Constant(np.ascontiguousarray(b, np.int64 if t.dtype == "int64" else np.int32), sanitize(t.name))
     scale = t.scale.copy() if t.scale.size > 1 else float(t.scale[0])
     return call("qnn.dequantize", c, scale=scale, zero_point=0, axis=0)
 
 
 def hybrid_or_quantized(op: Op, x: Tensor, w: Tensor) -> None:
-    """int8 activations need int8 weights; float activations take float or int8 weights (hybrid:
-    the weights are dequantized at compile time, as in the ONNX twin)."""
-    if is_int8(x) and w.dtype != "int8":
-        raise op.error(f"int8 input with {w.dtype} weights '{w.name}' is not supported")
+    """int8 and int16 activations need int8 weights; float activations take float or int8 weights
+    (hybrid: the weights are dequantized at compile time, as in the ONNX twin)."""
+    if is_quantized(x) and w.dtype != "int8":
+        raise op.error(f"{x.dtype} input with {w.dtype} weights '{w.name}' is not supported")
     if w.dtype not in ("int8", "float32", "float16"):
         raise op.error(f"weights '{w.name}' {w} have element type {w.dtype}", "int4/int16 weights have no kernels")
 
@@ -105,6 +111,7 @@ def convert_conv2d(g: Graph, op: Op):
     x, w = op.inputs[0], op.inputs[1]
     b = op.inputs[2] if len(op.inputs) > 2 else None
     hybrid_or_quantized(op, x, w)
+    i16.zero_points(op, x, op.outputs[0])
     wv = constant(op, w, "filter")
     if wv.ndim != 4 or len(x.shape) != 4:
         raise op.error("CONV_2D needs a 4-D NHWC input and a 4-D OHWI filter")
@@ -125,6 +132,7 @@ def convert_depthwise(g: Graph, op: Op):
     x, w = op.inputs[0], op.inputs[1]
     b = op.inputs[2] if len(op.inputs) > 2 else None
     hybrid_or_quantized(op, x, w)
+    i16.zero_points(op, x, op.outputs[0])
     wv = constant(op, w, "filter")
     if len(x.shape) != 4 or wv.ndim != 4 or wv.shape[0] != 1:
         raise op.error("DEPTHWISE_CONV_2D needs a 4-D NHWC input and a [1, KH, KW, C*M] filter")
@@ -166,10 +174,10 @@ def pool(g: Graph, op: Op, kind: str):
     kernel = (op.opt("filterHeight", 1), op.opt("filterWidth", 1))
     attrs = window(op, x, kernel)
     attrs = dict(pool_size=kernel, strides=attrs["strides"], padding=attrs["padding"], count_include_pad=False)
-    if not is_int8(x):
+    if not is_quantized(x):
         y = call(f"nn.{kind}_pool2d", transpose(g.value(x), TO_NCHW, op.span), span=op.span, **attrs)
         return transpose(activation(y, out, op), TO_NHWC, op.span)
-    # TFLM pools int8 bytes as they are (no rescale to the output's scale): max, or the rounded mean
+    # TFLM pools int8 / int16 values as they are (no rescale to the output's scale): max, or the rounded mean
     name = "nn.max_pool2d" if kind == "max" else "qnn.avg_pool2d"
     y = call(name, transpose(g.value(x), TO_NCHW, op.span), span=op.span, **attrs)
     return transpose(activation(y, out, op), TO_NHWC, op.span)
@@ -205,17 +213,18 @@ def convert_add(g: Graph, op: Op):
 
 @converter("MUL", max_version=7)
 def convert_mul(g: Graph, op: Op):
+    i16.zero_points(op, *op.inputs[:2], op.outputs[0])
     return finish(call("multiply", *binary_inputs(g, op), span=op.span), op)
 
 
 @converter("SUB", max_version=5)
 def convert_sub(g: Graph, op: Op):
     a, b, out = op.inputs[0], op.inputs[1], op.outputs[0]
-    if not is_int8(out):
+    if not is_quantized(out):
         return finish(call("subtract", *binary_inputs(g, op), span=op.span), op)
     binary_inputs(g, op)
     try:
-        params = i8.sub_as_add(a.q, b.q, out.q)
+        params = i8.sub_as_add(a.q, b.q, out.q, out.dtype)
     except ValueError as e:
         raise op.error(str(e)) from None
     y = call("qnn.add", g.value(a), g.value(b), a_zero_point=a.q[1], b_zero_point=b.q[1], out_zero_point=out.q[1],
@@ -225,6 +234,7 @@ def convert_sub(g: Graph, op: Op):
 
 def unary(float_op: str, **attrs):
     def convert(g: Graph, op: Op):
+        i16.check_logistic(op)
         return finish(call(float_op, real(g, op.inputs[0], op), span=op.span, **attrs), op)
     return convert
 
@@ -276,13 +286,16 @@ def convert_leaky_relu(g: Graph, op: Op):
 @converter("SOFTMAX", max_version=3)
 def convert_softmax(g: Graph, op: Op):
     """Softmax over the last axis; beta scales the input (folded into the dequantize scale)."""
-    x, beta = op.inputs[0], float(op.opt("beta", 1.0))
-    if not is_int8(x):
+    x, out, beta = op.inputs[0], op.outputs[0], float(op.opt("beta", 1.0))
+    if not is_quantized(x):
         y = g.value(x)
         if beta != 1.0:
             y = call("multiply", y, Constant(np.array(beta, np.float32)), span=op.span)
         return call("nn.softmax", y, axis=len(x.shape) - 1, span=op.span)
     s, z = x.q
+    if not quant.softmax_supported(x.dtype, out.dtype, s * beta, z, *out.q):
+        raise op.error(f"{x.dtype} → {out.dtype} softmax with output quantization {out.q} has no TFLM kernel "
+                       "(int8 → int8, int8 → int16 (1/65536, -32768), int16 (zero point 0) → int16 (1/32768, 0))")
     xd = call("qnn.dequantize", g.value(x), scale=float(np.float32(s * beta)), zero_point=z, axis=0)
     return finish(call("nn.softmax", xd, axis=len(x.shape) - 1, span=op.span), op)
 
@@ -332,8 +345,9 @@ def convert_pad(g: Graph, op: Op):
     if pads.shape[0] != len(x.shape) or pads.min() < 0:
         raise op.error(f"paddings {pads.tolist()} do not fit input {list(x.shape)}")
     value = op.inputs[2] if len(op.inputs) > 2 and op.inputs[2] is not None else None
-    if is_int8(x):
-        pad_value = int(constant(op, value, "constant_values").reshape(-1)[0]) if value is not None else out.q[1]
+    if is_quantized(x):       # TFLM pads int16 with 0 when no value is given (pad.cc), int8 with the zero point
+        default = out.q[1] if is_int8(x) else 0
+        pad_value = int(constant(op, value, "constant_values").reshape(-1)[0]) if value is not None else default
     else:
         pad_value = float(constant(op, value, "constant_values").reshape(-1)[0]) if value is not None else 0.0
     if not pads.any():
@@ -350,25 +364,26 @@ def convert_mean(g: Graph, op: Op):
         raise op.error(f"axes {raw_axes} out of range for rank {rank}")
     axes = tuple(sorted({a % rank for a in raw_axes}))
     keep = bool(op.opt("keepDims", False))
-    if not is_int8(x):
+    if not is_quantized(x):
         return call("mean", g.value(x), axes=axes, keepdims=keep, span=op.span)
-    return reshape(i8.mean(g.value(x), axes, x.q, out.q, op.span), out.shape, op.span)
+    return reshape(i8.mean(g.value(x), axes, x.q, out.q, op.span, out.dtype), out.shape, op.span)
 
 
 # ----------------------------------------------------------------------------------------- quantization
 
 @converter("QUANTIZE", max_version=3)
 def convert_quantize(g: Graph, op: Op):
-    """int8 → int8: TFLM's requantize, exact. float → int8: qnn.quantize as TFLM's AffineQuantize
-    (reference_ops/quantize.h): x / float(scale) in float32, rounded half away from zero."""
+    """int8 / int16 → int8 / int16: TFLM's requantize, exact. float → int8 / int16: qnn.quantize as
+    TFLM's AffineQuantize (reference_ops/quantize.h): x / float(scale) in float32, rounded half away from
+    zero. int8 / int16 → int32 and int8 → uint8: one requantize (legalize_qdq's boundary)."""
     x, out = op.inputs[0], op.outputs[0]
-    if out.dtype == "uint8" and is_int8(x) and out.quantized:    # a uint8 model output (microWakeWord)
+    if out.dtype in ("uint8", "int32") and is_quantized(x) and out.quantized:   # a uint8 / int32 model output
         return call("qnn.quantize", real(g, x, op), scale=out.q[0], zero_point=out.q[1], axis=1,
-                    out_dtype="uint8", span=op.span)
-    if not is_int8(out):
-        raise op.error(f"QUANTIZE to {out.dtype} is not supported (int8, and uint8 from int8)")
+                    out_dtype=out.dtype, span=op.span)
+    if not is_quantized(out):
+        raise op.error(f"QUANTIZE to {out.dtype} is not supported (int8, int16, and uint8 / int32 from int8 / int16)")
     if x.dtype == "float32" and x.data is None:
-        return call("qnn.quantize", g.value(x), scale=out.q[0], zero_point=out.q[1], axis=1, out_dtype="int8",
+        return call("qnn.quantize", g.value(x), scale=out.q[0], zero_point=out.q[1], axis=1, out_dtype=out.dtype,
                     rounding="half_away", span=op.span)
     return finish(real(g, x, op), op)
 
@@ -378,8 +393,8 @@ def convert_dequantize(g: Graph, op: Op):
     x = op.inputs[0]
     if x.dtype == "float16":
         return g.value(x)                            # fp16 weights: a float32 Constant
-    if x.dtype != "int8":
-        raise op.error(f"DEQUANTIZE of {x.dtype} is not supported (int8, float16)")
+    if x.dtype not in ("int8", "int16"):
+        raise op.error(f"DEQUANTIZE of {x.dtype} is not supported (int8, int16, float16)")
     if x.data is not None:                           # int8 weights of a float op: folded at compile time
         return dequantize(g.value(x), x, axis=x.axis, op=op)
     return real(g, x, op)

@@ -32,7 +32,8 @@ from ...userdir import read_input
 from ...ir import Function, IRModule, TensorType, Tuple, Var
 from ...ir.types import C_TYPES
 from ..onnx.reader import check_size, first_line, own_buffers, sanitize
-from .registry import CONVERTERS, EFFECTS, Graph, Op, S, Tensor, _names, check_types
+from .int16 import INT16_OPS
+from .registry import CONVERTERS, EFFECTS, MULTI_OUTPUTS, TYPES, Graph, Op, S, Tensor, _names, check_types
 from .state import StateTable
 
 from .schema import read_model
@@ -42,7 +43,8 @@ from .fold import fold_op
 DTYPES = {} if S is None else {
     S.TensorType.FLOAT32: "float32", S.TensorType.FLOAT16: "float16", S.TensorType.INT8: "int8",
     S.TensorType.UINT8: "uint8", S.TensorType.INT16: "int16", S.TensorType.INT32: "int32",
-    S.TensorType.INT64: "int64", S.TensorType.BOOL: "bool"}
+    S.TensorType.INT64: "int64", S.TensorType.BOOL: "bool", S.TensorType.UINT16: "uint16",
+    S.TensorType.UINT32: "uint32", S.TensorType.UINT64: "uint64"}
 
 
 
@@ -246,15 +248,32 @@ MIN_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD":
               "BROADCAST_ARGS": 2, "EXPAND_DIMS": 2}
 
 
-# beyond float32 and int8: fp16 weights, a uint8 model output, the int16 state of TFLM's int8 LSTM / SVDF
-EXTRA_TYPES = {"DEQUANTIZE": ("float16",), "QUANTIZE": ("uint8",), "UNIDIRECTIONAL_SEQUENCE_LSTM": ("int16",),
-               "SVDF": ("int16",),
-               # int32 / bool / int64 where TFLM's kernels take them (indices, shapes, masks, int32 data)
-               **dict.fromkeys(("ARG_MAX", "ARG_MIN", "GATHER_ND", "EMBEDDING_LOOKUP", "DYNAMIC_UPDATE_SLICE", "PACK",
-                                "UNPACK", "SLICE", "REVERSE_V2", "MIRROR_PAD", "EXPAND_DIMS", "BROADCAST_TO", "FILL",
-                                "RESHAPE", "STRIDED_SLICE", "CONCATENATION", "GATHER", "TRANSPOSE"),
-                               ("int32", "int64", "bool")),
-               "REDUCE_ALL": ("bool",)}
+# beyond float32 and int8: fp16 weights, a uint8 / int32 model output, int16 activations (int16.INT16_OPS:
+# 16x8 quantization, and the int16 state of TFLM's int8 LSTM / SVDF)
+EXTRA_TYPES = {name: ("int16",) for name in INT16_OPS} | {"DEQUANTIZE": ("float16", "int16"),
+                                                           "QUANTIZE": ("uint8", "int32", "int16")}
+# int32 / bool / int64 where TFLM's kernels take them (indices, shapes, masks, int32 data)
+for _name in ("ARG_MAX", "ARG_MIN", "GATHER_ND", "EMBEDDING_LOOKUP", "DYNAMIC_UPDATE_SLICE", "PACK", "UNPACK", "SLICE",
+              "REVERSE_V2", "MIRROR_PAD", "EXPAND_DIMS", "BROADCAST_TO", "FILL", "RESHAPE", "STRIDED_SLICE",
+              "CONCATENATION", "GATHER", "TRANSPOSE"):
+    EXTRA_TYPES[_name] = (*EXTRA_TYPES.get(_name, ()), "int32", "int64", "bool")
+EXTRA_TYPES["REDUCE_ALL"] = ("bool",)
+
+
+def _checked_converter(op: Op):
+    """The converter of ``op`` (None if there is none) after checking its version, inputs and outputs."""
+    if op.name not in CONVERTERS:
+        return None
+    max_version, fn = CONVERTERS[op.name]
+    if op.version > max_version:
+        raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
+    multi = op.name in MULTI_OUTPUT or op.name in MULTI_OUTPUTS
+    if not op.inputs or op.inputs[0] is None or not op.outputs or len(op.outputs) > 1 and not multi:
+        raise op.error(f"expects inputs and one output, got {len(op.inputs)} inputs, {len(op.outputs)} outputs")
+    need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
+    if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):
+        raise op.error(f"expects {need} input tensors, got {sum(t is not None for t in op.inputs)}")
+    return fn
 
 
 def convert_op(g: Graph, op: Op) -> None:
@@ -264,21 +283,13 @@ def convert_op(g: Graph, op: Op) -> None:
             raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
         fn(g, op)
         return
-    fn = None
-    if op.name in CONVERTERS:
-        max_version, fn = CONVERTERS[op.name]
-        if op.version > max_version:
-            raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
-        if not op.inputs or op.inputs[0] is None or not op.outputs or len(op.outputs) > 1 and op.name not in MULTI_OUTPUT:
-            raise op.error(f"expects inputs and one output, got {len(op.inputs)} inputs, {len(op.outputs)} outputs")
-        need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
-        if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):
-            raise op.error(f"expects {need} input tensors, got {sum(t is not None for t in op.inputs)}")
+    fn = _checked_converter(op)
     if fold_op(g, op, fn):           # compile-time constants (fold.py): no type check, no kernel
         return
     if fn is None:
         raise op.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted({*CONVERTERS, *EFFECTS}))}")
-    check_types(op, ("float32", "int8", *EXTRA_TYPES.get(op.name, ())))
+    types, raw_int8 = TYPES.get(op.name, (("float32", "int8"), False))
+    check_types(op, (*types, *EXTRA_TYPES.get(op.name, ())), raw_int8)
     try:
         y = fn(g, op)
     except TinyfuseError as e:

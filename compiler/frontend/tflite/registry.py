@@ -82,15 +82,22 @@ class Op:
 
 CONVERTERS: dict[str, tuple[int, Callable]] = {}
 EFFECTS: dict[str, tuple[int, Callable]] = {}    # ops with no data input or output: state, CALL_ONCE
+#: op → (element types its tensors may have, int8 tensors may lack quantization): ops declaring more than
+#: float32 and quantized int8 (``converter(types=..., raw_int8=...)``)
+TYPES: dict[str, tuple[tuple[str, ...], bool]] = {}
 
 
-def converter(*names: str, max_version: int):
+def converter(*names: str, max_version: int, types: tuple[str, ...] | None = None, raw_int8: bool = False):
     """Register a converter for TFLite builtin ops up to ``max_version`` (TFLite's op_version.cc
-    numbering; later versions mean semantics this converter does not know)."""
+    numbering; later versions mean semantics this converter does not know). ``types``: the element
+    types the op's activation tensors may have (default float32 and int8); ``raw_int8``: int8 tensors
+    need no quantization (TFLM reads their values as they are: CAST, MAXIMUM, SELECT_V2, ...)."""
     def deco(fn):
         for n in names:
             assert n not in CONVERTERS and n not in EFFECTS, f"TFLite converter of {n!r} registered twice"
             CONVERTERS[n] = (max_version, fn)
+            if types is not None or raw_int8:
+                TYPES[n] = (tuple(types or ("float32", "int8")), raw_int8)
         return fn
     return deco
 
@@ -104,6 +111,10 @@ def effect(*names: str, max_version: int):
             EFFECTS[n] = (max_version, fn)
         return fn
     return deco
+
+
+#: ops with several outputs whose converters return a list, one value per output (beside reader.MULTI_OUTPUT)
+MULTI_OUTPUTS: set[str] = set()
 
 
 # ----------------------------------------------------------------------------------------- the graph
@@ -152,6 +163,15 @@ def is_int8(t: Tensor) -> bool:
     return t.dtype == "int8"
 
 
+#: activation dtypes quantized per tensor: the TFLite int8 spec, and 16x8 (int16 activations, int8 weights)
+QUANTIZED = ("int8", "int16")
+
+
+def is_quantized(t: Tensor) -> bool:
+    """An int8 or int16 activation (its real value is a dequantize)."""
+    return t.dtype in QUANTIZED
+
+
 def transpose(e: Expr, perm, span: str = "") -> Expr:
     """transpose, or a reshape when only size-1 axes move (as the ONNX frontend does)."""
     perm = tuple(perm)
@@ -193,11 +213,12 @@ def activation(y: Expr, out: Tensor, op: Op) -> Expr:
     act = _names(S.ActivationFunctionType).get(op.opt("fusedActivationFunction", 0), "?")
     if act == "NONE":
         return y
-    if is_int8(out):
+    if is_quantized(out):
         if act not in i8.ACTIVATION_BOUNDS:
-            raise op.error(f"fused activation {act} on an int8 output is not supported")
-        lo, hi = i8.activation_range(act, *out.q)
-        return call("clip", y, a_min=lo, a_max=hi, span=op.span) if (lo, hi) != (-128, 127) else y
+            raise op.error(f"fused activation {act} on an {out.dtype} output is not supported")
+        lo, hi = i8.activation_range(act, *out.q, dtype=out.dtype)
+        info = np.iinfo(out.dtype)
+        return call("clip", y, a_min=lo, a_max=hi, span=op.span) if (lo, hi) != (info.min, info.max) else y
     if act == "RELU":
         return call("nn.relu", y, span=op.span)
     if act in i8.ACTIVATION_BOUNDS:
@@ -209,25 +230,27 @@ def activation(y: Expr, out: Tensor, op: Op) -> Expr:
 
 
 def finish(y: Expr, op: Op, perm=None) -> Expr:
-    """Quantize a float result to the int8 output (nothing for float outputs), apply the fused
+    """Quantize a float result to the int8 / int16 output (nothing for float outputs), apply the fused
     activation, transpose back by ``perm``."""
     out = op.outputs[0]
-    if is_int8(out):
-        y = call("qnn.quantize", y, scale=out.q[0], zero_point=out.q[1], axis=1, out_dtype="int8", span=op.span)
+    if is_quantized(out):
+        y = call("qnn.quantize", y, scale=out.q[0], zero_point=out.q[1], axis=1, out_dtype=out.dtype, span=op.span)
     y = activation(y, out, op)
     return transpose(y, perm, op.span) if perm is not None else y
 
 
-def check_types(op: Op, allowed=("float32", "int8")) -> None:
+def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool = False) -> None:
+    """Every non-constant tensor of ``op`` has an ``allowed`` element type and, unless ``raw_int8``,
+    an int8 tensor has quantization parameters; activations are quantized per tensor."""
     for t in [*op.inputs, *op.outputs]:
         if t is None or t.data is not None:
             continue
         if t.dtype not in allowed:
-            hint = "tinyfuse runs int8 (TFLite int8 spec) and float32 models" + (
-                "; int16 activations (16x8 quantization) have no kernels" if t.dtype == "int16" else "")
+            hint = "tinyfuse runs int8 (TFLite int8 spec), int16x8 and float32 models" + (
+                f"; {op.name} has no int16 (16x8) kernel" if t.dtype == "int16" else "")
             raise op.error(f"tensor '{t.name}' {t} has element type {t.dtype}", hint)
-        if t.dtype == "int8" and not t.quantized:
-            raise op.error(f"int8 tensor '{t.name}' {t} has no quantization parameters")
+        if t.dtype in QUANTIZED and not t.quantized and not raw_int8:
+            raise op.error(f"{t.dtype} tensor '{t.name}' {t} has no quantization parameters")
         if t.quantized and t.scale.size > 1:
             raise op.error(f"activation tensor '{t.name}' {t} is quantized per axis; tinyfuse needs per-tensor "
                            "quantization of activations")

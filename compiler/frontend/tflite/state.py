@@ -25,7 +25,7 @@ from ...ir import Constant, Expr, State, TensorType, Var
 from ..onnx.reader import sanitize
 
 
-STATE_TYPES = ("float32", "int8", "int16", "int32")
+STATE_TYPES = ("float32", "int8", "int16", "int32", "uint32")
 
 
 @dataclass
@@ -91,6 +91,22 @@ class StateTable:
         else:
             raise op.error(f"the init subgraph assigns state '{slot.name}' a computed value; tinyfuse needs "
                            "constant initial values")
+
+    def kernel_state(self, key: tuple, name: str, shape, dtype: str, op, init: np.ndarray | None = None) -> Expr:
+        """The value (this far in the invocation) of the state a kernel keeps for itself (TFLM's
+        persistent buffers: a framer's samples, a noise estimate): created on first use, reset to
+        ``init`` (default zeros). ``assign_kernel_state`` gives it its new value."""
+        fresh = key not in self.slots
+        slot = self._slot(key, name, shape, dtype, 0, op)
+        self._check(slot, shape, dtype, f"kernel state '{name}'", op)
+        if fresh and init is not None:
+            slot.init = np.asarray(init, dtype).reshape(slot.var.ty.shape).copy()
+        return slot.value
+
+    def assign_kernel_state(self, key: tuple, value: Expr, op) -> None:
+        slot = self.slots[key]
+        self._check(slot, value.ty.shape, value.ty.dtype, "the value assigned", op)
+        slot.value = value
 
     def states(self) -> tuple[State, ...]:
         return tuple(State(s.name, tuple(s.var.ty.shape), s.var.ty.dtype, s.init, s.fill)

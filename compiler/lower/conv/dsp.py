@@ -13,6 +13,7 @@ from ...ops.conv_geom import ConvGeom
 from .im2col_rows import gather_rows, row_form, row_weights
 from ..kernel import Kernel, affine
 from .. import group_knobs
+from ...options import KNOBS
 from ..simd import (check_flat_operands, fold_offset, offset_fold, pad_k, swap_middle_pairs, widen_weights)
 from .blocks import ConvBlocks, blocked_conv, conv_geometry, mac_bounds, short_output
 from ..registry import implements
@@ -68,7 +69,7 @@ def unroll_knobs(ctx, steps: int, full: int, body: int) -> tuple[int, int]:
     return full, max(d for d in range(1, body + 1) if steps % d == 0)     # the loop covers every step
 
 
-UNROLLS = (4, 8, 16, 32)
+UNROLLS = tuple(u for u in KNOBS["unroll"].values if u)
 
 
 def offer_wide_knobs(ctx, steps: int, full: int) -> None:

@@ -18,9 +18,14 @@ from ...ops.conv_geom import ConvGeom
 from .depthwise_common import tap_pointers
 
 
+MAX_ROW_WORDS = 128     # the gather is unrolled a word at a time; larger windows: the looped int16 im2col
+
+
 def row_form(g: ConvGeom) -> bool:
-    """Whether the row-wise gather applies: C % 4 != 0, dilation 1 along W, a row of at least one word."""
-    return g.C % 4 != 0 and g.dw == 1 and g.KW * g.C >= 4
+    """Whether the row-wise gather applies: C % 4 != 0, dilation 1 along W, a row of at least one word,
+    and at most MAX_ROW_WORDS words in the window (the gather unrolls every word: about 20 lines of C
+    each; the reference models need at most 42)."""
+    return g.C % 4 != 0 and g.dw == 1 and g.KW * g.C >= 4 and g.KH * -(-(g.KW * g.C) // 4) <= MAX_ROW_WORDS
 
 
 def row_order(g: ConvGeom) -> np.ndarray:
