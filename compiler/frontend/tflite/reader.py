@@ -39,6 +39,7 @@ from .state import StateTable
 from .schema import read_model
 from .schema import schema as _schema
 from .weights import densify, fold_weights
+from .dilated import fold_dilated_convs
 from .fold import fold_op
 DTYPES = {} if S is None else {
     S.TensorType.FLOAT32: "float32", S.TensorType.FLOAT16: "float16", S.TensorType.INT8: "int8",
@@ -214,6 +215,7 @@ def _input(g: Graph, i: int) -> Var:
 
 def _convert_all(g: Graph, m, sg) -> None:
     operators = fold_weights([_operator(m, g.tensors, op, k) for k, op in enumerate(sg.operators or [])])
+    operators = fold_dilated_convs(operators, {int(i) for i in (sg.outputs if sg.outputs is not None else [])})
     if not operators:
         raise TinyfuseError("the TFLite subgraph has no operators")
     for op in operators:
