@@ -71,6 +71,23 @@ def _fused(s2b: Op, conv: Op, b2s: Op) -> Op | None:
     return dataclasses.replace(conv, options=options, inputs=[x, *conv.inputs[1:]], outputs=list(b2s.outputs))
 
 
+def _chain(operators: list[Op], k: int, producer: dict, readers: dict, outputs: set[int]) -> tuple[int, int] | None:
+    """(S2B index, conv index) when operator ``k``, a BATCH_TO_SPACE_ND, ends an S2B → conv chain whose
+    inner tensors have one reader each and are no graph outputs."""
+    b2s = operators[k]
+    if b2s.name != "BATCH_TO_SPACE_ND" or not b2s.inputs or b2s.inputs[0] is None:
+        return None
+    ci = producer.get(b2s.inputs[0].index)
+    conv = operators[ci] if ci is not None else None
+    if conv is None or conv.name not in CONVS or not conv.inputs or conv.inputs[0] is None:
+        return None
+    si = producer.get(conv.inputs[0].index)
+    inner = (conv.inputs[0].index, b2s.inputs[0].index)
+    if si is None or operators[si].name != "SPACE_TO_BATCH_ND" or any(readers.get(i) != 1 or i in outputs for i in inner):
+        return None
+    return si, ci
+
+
 def fold_dilated_convs(operators: list[Op], outputs: set[int]) -> list[Op]:
     """``operators`` with every SPACE_TO_BATCH_ND → conv → BATCH_TO_SPACE_ND chain that is a dilated
     conv replaced by that conv. ``outputs``: the subgraph's output tensor indices."""
@@ -82,20 +99,10 @@ def fold_dilated_convs(operators: list[Op], outputs: set[int]) -> list[Op]:
     producer = {t.index: k for k, op in enumerate(operators) for t in op.outputs}
     drop: set[int] = set()
     replaced: dict[int, Op] = {}
-    for k, b2s in enumerate(operators):
-        if b2s.name != "BATCH_TO_SPACE_ND" or not b2s.inputs or b2s.inputs[0] is None:
-            continue
-        ci = producer.get(b2s.inputs[0].index)
-        conv = operators[ci] if ci is not None else None
-        if conv is None or conv.name not in CONVS or not conv.inputs or conv.inputs[0] is None:
-            continue
-        si = producer.get(conv.inputs[0].index)
-        s2b = operators[si] if si is not None else None
-        inner = (conv.inputs[0].index, b2s.inputs[0].index)
-        if s2b is None or s2b.name != "SPACE_TO_BATCH_ND" or any(readers.get(i) != 1 or i in outputs for i in inner):
-            continue
-        fused = _fused(s2b, conv, b2s)
+    for k in range(len(operators)):
+        found = _chain(operators, k, producer, readers, outputs)
+        fused = _fused(operators[found[0]], operators[found[1]], operators[k]) if found else None
         if fused is not None:
-            drop.update((si, ci))
+            drop.update(found)
             replaced[k] = fused
     return [replaced.get(k, op) for k, op in enumerate(operators) if k not in drop]
