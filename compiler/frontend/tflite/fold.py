@@ -73,7 +73,8 @@ def fold_op(g: Graph, op: Op, convert) -> bool:
     values = _constant_inputs(g, op)
     if values is None and op.name not in STATIC:
         return False
-    if any(t is not None and t.quantized for t in [*op.inputs, *op.outputs]):
+    read = op.outputs if op.name in STATIC else [*op.inputs, *op.outputs]     # SHAPE of an int8 tensor too
+    if any(t is not None and t.quantized for t in read):
         return False
     try:
         outs = _numpy_op(op, values) if values is not None and all(v is not None for v in values[:1]) else None
