@@ -31,6 +31,7 @@ from .control_flow import CONTROL_FLOW, condition_feeders, unsupported_condition
 from .patterns import PATTERN_CONVERTERS, PATTERN_DOMAIN, recognize
 from .registry import CONVERTERS, Node, shown
 from .specialize import specialize
+from .legacy_axis import coerce_hardmax
 
 MIN_OPSET = 13
 
@@ -94,7 +95,7 @@ def upgrade_opset(model: onnx.ModelProto, where: str = "model") -> onnx.ModelPro
     opset = check_model(model, where)
     if opset < MIN_OPSET:
         try:
-            model = onnx.version_converter.convert_version(model, MIN_OPSET)
+            model = onnx.version_converter.convert_version(coerce_hardmax(model), MIN_OPSET)
         except Exception as e:
             raise TinyfuseError(f"{where}: cannot upgrade opset {opset} to {MIN_OPSET} with "
                                 f"onnx.version_converter: {first_line(e)}") from None
