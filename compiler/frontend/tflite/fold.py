@@ -64,6 +64,13 @@ def _constant_inputs(g: Graph, op: Op) -> list | None:
     return values
 
 
+def _quantized(op: Op) -> bool:
+    """A quantized tensor the fold would read or write (SHAPE, RANK, BROADCAST_ARGS read only shapes:
+    they fold on an int8 tensor too)."""
+    seen = op.outputs if op.name in STATIC else [*op.inputs, *op.outputs]
+    return any(t is not None and t.quantized for t in seen)
+
+
 def fold_op(g: Graph, op: Op, convert) -> bool:
     """Fold ``op`` when its outputs are compile-time constants (module doc): record them as the
     output tensors' data and values and return True; False leaves it to its converter. ``convert``
@@ -73,8 +80,7 @@ def fold_op(g: Graph, op: Op, convert) -> bool:
     values = _constant_inputs(g, op)
     if values is None and op.name not in STATIC:
         return False
-    read = op.outputs if op.name in STATIC else [*op.inputs, *op.outputs]     # SHAPE of an int8 tensor too
-    if any(t is not None and t.quantized for t in read):
+    if _quantized(op):
         return False
     try:
         outs = _numpy_op(op, values) if values is not None and all(v is not None for v in values[:1]) else None
