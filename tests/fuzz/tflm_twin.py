@@ -90,7 +90,7 @@ OPS = {
     "SPACE_TO_BATCH_ND": P(dv.draw_space_batch, opcode="SPACE_TO_BATCH_ND"),
     "BATCH_TO_SPACE_ND": P(dv.draw_space_batch, opcode="BATCH_TO_SPACE_ND"), "MIRROR_PAD": dv.draw_mirror_pad,
     "GATHER_ND": dv.draw_gather_nd, "EMBEDDING_LOOKUP": dv.draw_embedding_lookup,
-    "DYNAMIC_UPDATE_SLICE": dv.draw_update_slice, "FILL": dv.draw_fill,
+    "DYNAMIC_UPDATE_SLICE": dv.draw_update_slice, "FILL": dv.draw_fill, "S2B>CONV>B2S": dv.draw_dilated_chain,
     # int16 activations, 16x8 (twin_draw_int16.py)
     "CONV_2D(i16)": d16.draw_conv, "DEPTHWISE_CONV_2D(i16)": P(d16.draw_conv, depthwise=True),
     "FULLY_CONNECTED(i16)": d16.draw_fc, **{f"{op}(i16)": P(d16.draw_binary, opcode=op) for op in ("ADD", "SUB", "MUL")},
@@ -103,7 +103,7 @@ OPS = {
 STRUCT = ["SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL", "ARG_MAX", "ARG_MIN", "CUMSUM", "LOG_SOFTMAX", "L2_NORMALIZATION",
           "L2_POOL_2D", "BATCH_MATMUL", "SLICE", "PACK", "UNPACK", "REVERSE_V2", "BROADCAST_TO", "EXPAND_DIMS",
           "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "MIRROR_PAD", "GATHER_ND",
-          "EMBEDDING_LOOKUP", "DYNAMIC_UPDATE_SLICE", "FILL"]
+          "EMBEDDING_LOOKUP", "DYNAMIC_UPDATE_SLICE", "FILL", "S2B>CONV>B2S"]
 FLOAT = ["CONV_2D(f32)", "DEPTHWISE_CONV_2D(f32)", "FULLY_CONNECTED(f32)", "CONV>DW>CONV(f32)"]
 # the int8 draws whose kernels have SIMD variants; the SIMD shape-class draws twice as often
 SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "SIMD CONV+ADD", "DW+ADD", "FC+ADD",

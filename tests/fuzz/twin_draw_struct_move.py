@@ -254,3 +254,16 @@ def draw_fill(rng) -> Draw:
                    newShape=[])
         return net.op("FILL", [net.const(np.array(out, np.int32)), v], typed(net, out, dtype, q), "FillOptions")
     return _one("FILL", rng, (1,), dtype, build, dict(shape=list(out)), q)
+
+
+def draw_dilated_chain(rng) -> Draw:
+    """int8 SPACE_TO_BATCH_ND → CONV_2D / DEPTHWISE_CONV_2D → BATCH_TO_SPACE_ND as TensorFlow writes a
+    VALID dilated conv (tinyfuse folds it into one dilated conv, frontend/tflite/dilated.py). VALID only:
+    the padded rows TFLM fills with an uninitialised byte reach only cropped outputs."""
+    from tests.builders.tflm_dilated import dilated_case
+    rate, k = int(rng.integers(2, 5)), int(pick(rng, [1, 2, 3]))
+    hw = (int(rng.integers((k - 1) * rate + 1, 14)), int(rng.integers((k - 1) * rate + 1, 14)))
+    params = dict(seed=int(rng.integers(0, 2 ** 31)), dtype="int8", depthwise=bool(rng.random() < 0.5), hw=hw,
+                  c=int(rng.integers(1, 9)), k=k, rate=rate, padding="VALID", act=pick(rng, ["NONE", "RELU", "RELU6"]))
+    case = dilated_case(**params)
+    return Draw("S2B>CONV>B2S", case.chain, case.inputs, params)
