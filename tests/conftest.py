@@ -153,7 +153,7 @@ SLOW_FILES = {"test_golden_sources.py", "test_strategy.py", "test_determinism.py
               "test_sanitizers.py", "test_install.py", "test_real_models.py", "test_real_int8_simd_host.py",
               "test_conformance.py", "test_tflm_twin_variants.py", "test_fuzz_smoke.py", "test_parser_fuzz_smoke.py",
               "test_tflm_twin_smoke.py", "test_int8_tflm.py", "test_validate_oracles.py", "test_quantize.py",
-              "test_project_host.py", "test_c_api.py", "test_wconversion_regressions.py"}
+              "test_project_host.py", "test_c_api.py", "test_wconversion_regressions.py", "test_struct_ops_tflm.py"}
 
 
 def pytest_collection_modifyitems(config, items):

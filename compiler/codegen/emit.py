@@ -19,6 +19,7 @@ SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve va
 HALF_HEADER = "tinyfuse_half.h"     # Kernel.headers of kernels reading binary16 weights (--weights-dtype float16)
 WCET_HEADER = "tinyfuse_wcet.h"     # Kernel.headers of the --wcet branch-free kernels (lower/realtime.py)
 REQUANT_ARM_HEADER = "tinyfuse_requant_arm.h"   # Kernel.headers of kernels using the short DSP requantize
+FIXEDPOINT_HEADER = "tinyfuse_fixedpoint.h"    # Kernel.headers of TFLM's int8 LOG_SOFTMAX / L2_NORMALIZATION
 QELEM_HEADER = "tinyfuse_qelem.h"   # Kernel.headers of kernels calling TFLM's int8 DIV (tf_qdiv)
 SIGNAL_HEADER = "tinyfuse_signal.h"   # Kernel.headers of the signal-library kernels (lower/signal.py)
 RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "include" / "tinyfuse" / "wcet.h",
@@ -27,7 +28,9 @@ RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "inc
                    HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h",
                    REQUANT_ARM_HEADER: runtime_dir() / "include" / "tinyfuse" / "requant_arm.h",
                    QUANT16_HEADER: runtime_dir() / "include" / "tinyfuse" / "quant16.h",
-                   SIGNAL_HEADER: runtime_dir() / "include" / "tinyfuse" / "signal.h"}
+                   SIGNAL_HEADER: runtime_dir() / "include" / "tinyfuse" / "signal.h",
+
+                   FIXEDPOINT_HEADER: runtime_dir() / "include" / "tinyfuse" / "fixedpoint.h"}
 CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit patterns
 # <NAME>_TYPE_<DTYPE> of the header: TFLite's TensorType numbers (schema.fbs), one per I/O dtype
 ARENA_ALIGN = 16     # targets.ARENA_ALIGN (codegen may not import targets): what every entry point checks

@@ -26,6 +26,8 @@ from .slicing import found_slice
 from .registry import IMPLEMENTATIONS, LOWERINGS, Unsupported, implements, lowering  # noqa: F401  (re-exported)
 
 log = logging.getLogger("tinyfuse.lower")
+# anchors whose lowering reads a constant first operand from flash (an embedding table, a gathered constant)
+CONSTANT_OPERANDS = ("concatenate", "gather_index")
 
 for _m in pkgutil.walk_packages(__path__, __name__ + "."):     # every kernel family registers itself
     importlib.import_module(_m.name)
@@ -57,7 +59,7 @@ def lower_group(fn: Function, ctx: LowerCtx) -> Kernel:
     key = anchor.op if anchor is not None else "elemwise"
     if key not in LOWERINGS:
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): no C kernel for this op yet")
-    if anchor is not None and anchor.op != "concatenate" and not isinstance(anchor.args[0], Var):
+    if anchor is not None and anchor.op not in CONSTANT_OPERANDS and not isinstance(anchor.args[0], Var):
         raise TinyfuseError(f"node '{anchor.span}' ({anchor.op}): the data input must be a tensor")
     options, name = ctx.options, ctx.name
     choice = choose(fn, options, ctx.mode, ctx.order)

@@ -33,19 +33,21 @@ class Pad(OpDef):
         return np.pad(x[crop], grow, constant_values=np.asarray(pad_value).astype(x.dtype))
 
 
-BORDER_MODES = ("edge", "reflect", "wrap")
+BORDER_MODES = ("edge", "reflect", "wrap", "symmetric")
 
 
 def border_source(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """Source index (int32 [before + n + after]) of every output position of one axis: numpy.pad's
     ``edge`` (clamp), ``reflect`` (mirror without repeating the border element) or ``wrap``
-    (periodic), which ONNX Pad-13..25 modes follow."""
+    (periodic), which ONNX Pad-13..25 modes follow, or ``symmetric`` (mirror repeating it: TFLite
+    MIRROR_PAD SYMMETRIC)."""
     return np.pad(np.arange(n, dtype=np.int32), (before, after), mode=mode)
 
 
 @register_op
 class BorderPad(OpDef):
-    """nn.border_pad: ONNX Pad-13..25 with mode edge, reflect or wrap. ``pad_width`` one
+    """nn.border_pad: ONNX Pad-13..25 with mode edge, reflect or wrap (TFLite MIRROR_PAD: reflect,
+    symmetric). ``pad_width`` one
     (before, after) pair per axis, non-negative; ``reflect`` needs pads < the axis size when the
     size is 1 (nothing to mirror). Output element ``o`` copies ``x[src_0[o_0], src_1[o_1], ...]``
     with ``src_a = border_source(...)`` (a pure copy, any dtype)."""

@@ -52,6 +52,10 @@ PARAM_SLOTS = {
 }
 PARAM_SLOTS.update({"Gather": (1,), "Expand": (1,), "Tile": (1,), "PRelu": (1,)})  # opsmisc
 PARAM_SLOTS.update({"LSTM": (1, 2, 3, 4, 7), "GRU": (1, 2, 3, 4)})  # rnn: W, R, B, sequence_lens, P
+PARAM_SLOTS.update({op: (1,) for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                                         "ReduceLogSumExp", "ReduceSumSquare", "CumSum", "TopK", "ScatterND",
+                                         "ScatterElements", "Trilu")})     # structops: axes, k, constant indices
+PARAM_SLOTS.update({"OneHot": (1, 2), "InstanceNormalization": (1, 2), "GroupNormalization": (1, 2)})
 PARAM_SLOTS.update({"If": (0,), "Loop": (0, 1)})   # control flow: the condition, the trip count (--bind)
 # op types run beside node_tests.CNN_OPS (the mcu preset's default list)
 EXTRA_OPS = ["LSTM", "GRU"]
@@ -59,6 +63,11 @@ EXTRA_OPS += ["Pow", "Sqrt", "Reciprocal", "Exp", "Log", "Neg", "Abs", "Floor", 
               "Cos", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Not", "And", "Or", "Xor", "Where",
               "Mod", "Min", "Max", "Mean", "Sum", "Softplus", "Softsign", "Selu", "Elu", "Celu", "ThresholdedRelu",
               "Mish", "Shrink", "Cast", "IsNaN", "IsInf"]  # elemops
+EXTRA_OPS += ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
+              "ReduceSumSquare", "ArgMax", "ArgMin", "LogSoftmax", "Hardmax", "CumSum", "TopK", "GatherElements",
+              "GatherND", "ScatterND", "ScatterElements", "OneHot", "Size", "Shape", "ConstantOfShape", "Range", "Trilu",
+              "DepthToSpace", "SpaceToDepth", "Einsum", "InstanceNormalization", "GroupNormalization", "Tile",
+              "Expand"]  # structops
 ALL_KINDS = ("node", "pytorch-converted", "pytorch-operator", "simple")
 CASE_SECONDS = 300        # --preset all: a compile that takes longer is a failure, not a hang
 

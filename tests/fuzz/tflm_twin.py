@@ -49,6 +49,8 @@ from tests.fuzz import twin_draw_int16 as d16
 from tests.fuzz import twin_draw_move as dm
 from tests.fuzz import twin_draw_ops as d2
 from tests.fuzz import twin_draw_simd as ds
+from tests.fuzz import twin_draw_struct as dr
+from tests.fuzz import twin_draw_struct_move as dv
 from tests.fuzz import twin_draw_signal as dsig
 from tests.fuzz import twin_draw_detection as ddet
 from tests.fuzz.twin_run import SIMD, VARIANT_TARGET, Item, Outcome, Runner
@@ -79,6 +81,18 @@ OPS = {
     # float32 twins (twin_draw_float.py)
     "CONV_2D(f32)": df.draw_conv, "DEPTHWISE_CONV_2D(f32)": P(df.draw_conv, depthwise=True),
     "FULLY_CONNECTED(f32)": df.draw_fc, "CONV>DW>CONV(f32)": df.draw_chain,
+    # reductions, indexing, movement and shape ops (twin_draw_struct*.py): int8, float32, int32 as TFLM has them
+    **{op: P(dr.draw_reduce, opcode=op) for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL")},
+    "ARG_MAX": P(dr.draw_arg, opcode="ARG_MAX"), "ARG_MIN": P(dr.draw_arg, opcode="ARG_MIN"), "CUMSUM": dr.draw_cumsum,
+    "LOG_SOFTMAX": dr.draw_log_softmax, "L2_NORMALIZATION": dr.draw_l2_norm, "L2_POOL_2D": dr.draw_l2_pool,
+    "BATCH_MATMUL": dr.draw_batch_matmul, "SLICE": dv.draw_slice, "PACK": dv.draw_pack, "UNPACK": dv.draw_unpack,
+    "REVERSE_V2": dv.draw_reverse, "BROADCAST_TO": dv.draw_broadcast_to, "EXPAND_DIMS": dv.draw_expand_dims,
+    "DEPTH_TO_SPACE": P(dv.draw_depth_space, opcode="DEPTH_TO_SPACE"),
+    "SPACE_TO_DEPTH": P(dv.draw_depth_space, opcode="SPACE_TO_DEPTH"),
+    "SPACE_TO_BATCH_ND": P(dv.draw_space_batch, opcode="SPACE_TO_BATCH_ND"),
+    "BATCH_TO_SPACE_ND": P(dv.draw_space_batch, opcode="BATCH_TO_SPACE_ND"), "MIRROR_PAD": dv.draw_mirror_pad,
+    "GATHER_ND": dv.draw_gather_nd, "EMBEDDING_LOOKUP": dv.draw_embedding_lookup,
+    "DYNAMIC_UPDATE_SLICE": dv.draw_update_slice, "FILL": dv.draw_fill, "S2B>CONV>B2S": dv.draw_dilated_chain,
     # int16 activations, 16x8 (twin_draw_int16.py)
     "CONV_2D(i16)": d16.draw_conv, "DEPTHWISE_CONV_2D(i16)": P(d16.draw_conv, depthwise=True),
     "FULLY_CONNECTED(i16)": d16.draw_fc, **{f"{op}(i16)": P(d16.draw_binary, opcode=op) for op in ("ADD", "SUB", "MUL")},
@@ -91,6 +105,10 @@ OPS = {
     **de.OPS,
     **ddet.DRAWS,     # TFLM's DETECTION_POSTPROCESS (twin_draw_detection.py)
 }
+STRUCT = ["SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL", "ARG_MAX", "ARG_MIN", "CUMSUM", "LOG_SOFTMAX", "L2_NORMALIZATION",
+          "L2_POOL_2D", "BATCH_MATMUL", "SLICE", "PACK", "UNPACK", "REVERSE_V2", "BROADCAST_TO", "EXPAND_DIMS",
+          "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "MIRROR_PAD", "GATHER_ND",
+          "EMBEDDING_LOOKUP", "DYNAMIC_UPDATE_SLICE", "FILL", "S2B>CONV>B2S"]
 FLOAT = ["CONV_2D(f32)", "DEPTHWISE_CONV_2D(f32)", "FULLY_CONNECTED(f32)", "CONV>DW>CONV(f32)"]
 # the int8 draws whose kernels have SIMD variants; the SIMD shape-class draws twice as often
 SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "SIMD CONV+ADD", "DW+ADD", "FC+ADD",
@@ -98,7 +116,7 @@ SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "
                                                  "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
 INT16 = [o for o in OPS if o.endswith("(i16)") and o not in de.OPS]       # the 16x8 draws
 DETECTION = list(ddet.DRAWS)
-GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int16": INT16, "signal": list(dsig.DRAWS),
+GROUPS = {"all": list(OPS), "struct": STRUCT, "simd": SIMD_INT8, "float": FLOAT, "int16": INT16, "signal": list(dsig.DRAWS),
           "elem": list(de.OPS), "detection": DETECTION,
           "int8": [o for o in OPS if o not in FLOAT and o not in INT16 and o not in dsig.DRAWS and o not in de.NOT_INT8
                    and o not in DETECTION],

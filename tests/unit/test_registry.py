@@ -76,8 +76,8 @@ def test_derived_op_sets_hold_the_ops_they_name():
     from tinyfuse.passes import check_overflow, fold_views, fuse_horizontal, fuse_ops, legalize_qdq
     assert fuse_ops.VIEW_OPS == ("reshape", "slice_view")
     assert fold_views.VIEW_OPS == ("reshape", "slice_axis", "transpose")
-    assert legalize_qdq.MOVE_OPS == ("broadcast_to", "nn.border_pad", "nn.max_pool2d", "reshape", "slice_axis", "slice_view", "strided_slice",
-                                    "take", "tile", "transpose")
+    assert legalize_qdq.MOVE_OPS == ("broadcast_to", "max", "min", "nn.border_pad", "nn.max_pool2d", "reshape", "slice_axis",
+                                    "slice_view", "strided_slice", "take", "tile", "transpose")
     assert set(legalize_qdq.LUT_OPS) == {"sigmoid", "tanh", "hard_sigmoid", "hard_swish", "nn.leaky_relu",
                                          "nn.gelu", "erf",
                                          # ops/math.py

@@ -31,6 +31,7 @@ from .control_flow import CONTROL_FLOW, condition_feeders, unsupported_condition
 from .patterns import PATTERN_CONVERTERS, PATTERN_DOMAIN, recognize
 from .registry import CONVERTERS, Node, shown
 from .specialize import specialize
+from .legacy_axis import coerce_hardmax
 
 MIN_OPSET = 13
 
@@ -94,7 +95,7 @@ def upgrade_opset(model: onnx.ModelProto, where: str = "model") -> onnx.ModelPro
     opset = check_model(model, where)
     if opset < MIN_OPSET:
         try:
-            model = onnx.version_converter.convert_version(model, MIN_OPSET)
+            model = onnx.version_converter.convert_version(coerce_hardmax(model), MIN_OPSET)
         except Exception as e:
             raise TinyfuseError(f"{where}: cannot upgrade opset {opset} to {MIN_OPSET} with "
                                 f"onnx.version_converter: {first_line(e)}") from None
@@ -224,13 +225,14 @@ def storage_root(e: Expr) -> Expr:
 
 
 def own_buffers(outputs: list[Expr]) -> list[Expr]:
-    """Give every graph output its own memory: an output that is a model input, a view of one, or
-    shares its memory with an earlier output gets an explicit ``copy``."""
+    """Give every graph output its own memory: an output that is a model input, a view of one, a
+    constant (a static shape: one copy kernel writes it), or shares its memory with an earlier output
+    gets an explicit ``copy``."""
     seen: set[int] = set()
     result = []
     for e in outputs:
         root = storage_root(e)
-        if isinstance(root, Var) or id(root) in seen:
+        if isinstance(root, Var) or id(root) in seen or isinstance(root, Constant) and root.ty.size:
             e = call("copy", e, span="output copy")
         seen.add(id(storage_root(e)))
         result.append(e)

@@ -165,7 +165,7 @@ def _check_static(model: onnx.ModelProto, spec: Specialization) -> None:
     """A symbolic batch dim alone becomes 1 (warning); any other unknown dim is the one error."""
     for vi in _runtime_inputs(model):
         dims, name = _dims(vi), shown(vi.name)
-        unknown = [i for i, d in enumerate(dims) if not isinstance(d, int) or d <= 0]
+        unknown = [i for i, d in enumerate(dims) if not isinstance(d, int) or d < 0]
         if not unknown:
             continue
         if unknown == [0] and len(dims) > 1:

@@ -39,6 +39,8 @@ from .state import StateTable
 from .schema import read_model
 from .schema import schema as _schema
 from .weights import densify, fold_weights
+from .dilated import fold_dilated_convs
+from .fold import fold_op
 DTYPES = {} if S is None else {
     S.TensorType.FLOAT32: "float32", S.TensorType.FLOAT16: "float16", S.TensorType.INT8: "int8",
     S.TensorType.UINT8: "uint8", S.TensorType.INT16: "int16", S.TensorType.INT32: "int32",
@@ -213,6 +215,7 @@ def _input(g: Graph, i: int) -> Var:
 
 def _convert_all(g: Graph, m, sg) -> None:
     operators = fold_weights([_operator(m, g.tensors, op, k) for k, op in enumerate(sg.operators or [])])
+    operators = fold_dilated_convs(operators, {int(i) for i in (sg.outputs if sg.outputs is not None else [])})
     if not operators:
         raise TinyfuseError("the TFLite subgraph has no operators")
     for op in operators:
@@ -233,19 +236,30 @@ def _init_subgraph(m, data: bytes, index: int, states: StateTable) -> None:
         raise TinyfuseError(f"init subgraph {index}: {e}") from None
 
 
-MULTI_OUTPUT = ("SPLIT", "SPLIT_V")    # converters that return one value per output, as a list
+MULTI_OUTPUT = ("SPLIT", "SPLIT_V", "UNPACK")    # converters that return one value per output, as a list
 
 # inputs an operator cannot do without (schema.fbs / TFLM kernels; bias and PAD's value are optional)
 MIN_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2, "SUB": 2,
               "TRANSPOSE": 2, "PAD": 2, "PADV2": 2, "MEAN": 2,
               "TRANSPOSE_CONV": 3, "RESIZE_BILINEAR": 2, "RESIZE_NEAREST_NEIGHBOR": 2, "PRELU": 2,
-              "STRIDED_SLICE": 4, "SPLIT": 2, "SPLIT_V": 3, "GATHER": 2}
+              "STRIDED_SLICE": 4, "SPLIT": 2, "SPLIT_V": 3, "GATHER": 2,
+              # reductions, indexing, movement and shape ops (reduce.py, movement.py, fold.py)
+              "SUM": 2, "REDUCE_MAX": 2, "REDUCE_MIN": 2, "REDUCE_ALL": 2, "ARG_MAX": 2, "ARG_MIN": 2, "CUMSUM": 2,
+              "BATCH_MATMUL": 2, "SLICE": 3, "REVERSE_V2": 2, "SPACE_TO_BATCH_ND": 3, "BATCH_TO_SPACE_ND": 3,
+              "MIRROR_PAD": 2, "GATHER_ND": 2, "EMBEDDING_LOOKUP": 2, "DYNAMIC_UPDATE_SLICE": 3, "FILL": 2,
+              "BROADCAST_ARGS": 2, "EXPAND_DIMS": 2}
 
 
 # beyond float32 and int8: fp16 weights, a uint8 / int32 model output, int16 activations (int16.INT16_OPS:
 # 16x8 quantization, and the int16 state of TFLM's int8 LSTM / SVDF)
 EXTRA_TYPES = {name: ("int16",) for name in INT16_OPS} | {"DEQUANTIZE": ("float16", "int16"),
                                                            "QUANTIZE": ("uint8", "int32", "int16")}
+# int32 / bool / int64 where TFLM's kernels take them (indices, shapes, masks, int32 data)
+for _name in ("ARG_MAX", "ARG_MIN", "GATHER_ND", "EMBEDDING_LOOKUP", "DYNAMIC_UPDATE_SLICE", "PACK", "UNPACK", "SLICE",
+              "REVERSE_V2", "MIRROR_PAD", "EXPAND_DIMS", "BROADCAST_TO", "FILL", "RESHAPE", "STRIDED_SLICE",
+              "CONCATENATION", "GATHER", "TRANSPOSE"):
+    EXTRA_TYPES[_name] = (*EXTRA_TYPES.get(_name, ()), "int32", "int64", "bool")
+EXTRA_TYPES["REDUCE_ALL"] = ("bool",)
 
 
 def _check_types(op: Op) -> None:
@@ -255,15 +269,10 @@ def _check_types(op: Op) -> None:
     check_types(op, (*types, *EXTRA_TYPES.get(op.name, ())), raw_int8, raw=tuple(t for t in types if t == "int16"))
 
 
-def convert_op(g: Graph, op: Op) -> None:
-    if op.name in EFFECTS:
-        max_version, fn = EFFECTS[op.name]
-        if op.version > max_version:
-            raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
-        fn(g, op)
-        return
+def _checked_converter(op: Op):
+    """The converter of ``op`` (None if there is none) after checking its version, inputs and outputs."""
     if op.name not in CONVERTERS:
-        raise op.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted({*CONVERTERS, *EFFECTS}))}")
+        return None
     max_version, fn = CONVERTERS[op.name]
     if op.version > max_version:
         raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
@@ -273,6 +282,21 @@ def convert_op(g: Graph, op: Op) -> None:
     need = len(op.inputs) if op.name == "CONCATENATION" else MIN_INPUTS.get(op.name, 1)
     if len(op.inputs) < need or any(t is None for t in op.inputs[:need]):
         raise op.error(f"expects {need} input tensors, got {sum(t is not None for t in op.inputs)}")
+    return fn
+
+
+def convert_op(g: Graph, op: Op) -> None:
+    if op.name in EFFECTS:
+        max_version, fn = EFFECTS[op.name]
+        if op.version > max_version:
+            raise op.error(f"operator version {op.version} is not supported (up to {max_version})")
+        fn(g, op)
+        return
+    fn = _checked_converter(op)
+    if fold_op(g, op, fn):           # compile-time constants (fold.py): no type check, no kernel
+        return
+    if fn is None:
+        raise op.error("operator not supported by tinyfuse", f"supported: {', '.join(sorted({*CONVERTERS, *EFFECTS}))}")
     _check_types(op)
     try:
         y = fn(g, op)
