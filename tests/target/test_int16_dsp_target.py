@@ -37,3 +37,13 @@ def test_s16_kernels_are_chosen_for_cortex_m4(tmp_path):
         model.write_bytes(draw.model)
         kinds |= {k.kind for k in compile_model(str(model), target="cortex-m4").kernels}
     assert {"conv2d.arm_dsp_s16", "matmul.arm_dsp_s16"} <= kinds, kinds
+
+
+def test_ds_cnn_16x8_on_cortex_m4_equals_tflm(tmp_path):
+    """The 16x8 DS-CNN (tests/c/test_int16_models.py) under qemu: 50 inputs, its pointwise convs and
+    classifier on the s16 kernels."""
+    from tests.c.test_int16_models import differing, kws_16x8_model, stream_against_tflm
+    require_tools("cortex-m4")
+    got, want, kinds = stream_against_tflm(kws_16x8_model(), "cortex-m4", tmp_path)
+    assert differing(got, want) == []
+    assert {"conv2d.arm_dsp_s16", "matmul.arm_dsp_s16"} <= kinds, kinds
