@@ -10,6 +10,7 @@ normal / pixel_buffer (the kernel may also run in place through a pixel buffer, 
       ``depthwise.arm_mve``  Helium depthwise (multiplier 1, the ``epilogue_constants`` form);
   ``conv2d.arm_dsp``  SMLAD blocks, groups 1; ``depthwise.arm_dsp``  SXTAB16 channel quads;
   ``conv2d.arm_dsp_s16``  16x8 (int16 input) SMLAD blocks, groups 1 (lower/conv/dsp_s16.py);
+  ``depthwise.arm_dsp_s16``  16x8 depthwise, SMLAD on pairs of taps (lower/conv/depthwise_dsp_s16.py);
   ``conv2d.ref`` (normal) / ``conv2d.pixel_buffer`` (pixel_buffer)  portable C.
 dw_plane (in-place depthwise, multiplier 1: the memory plan offers it only for such groups):
   ``depthwise.dw_plane_sparse``, ``depthwise.dw_plane_arm_mve``, ``depthwise.dw_rows_arm_dsp`` (a
@@ -236,6 +237,13 @@ def s16_conv_reason(anchor) -> str | None:
 @implementation(QCONV, "conv2d.arm_dsp_s16", needs="arm_dsp", applies=groups1)
 def _dsp_s16(g: Group) -> str | None:
     return _first(s16_conv_reason(g.anchor), flat_operands_reason(g.epi_ops, g.anchor.ty.shape, (1, 2)))
+
+
+@implementation(QCONV, "depthwise.arm_dsp_s16", needs="arm_dsp", applies=grouped)
+def _dw_dsp_s16(g: Group) -> str | None:
+    geo = _geo(g)
+    return _first(s16_conv_reason(g.anchor), f"grouped conv with {geo.Cg} channels per group" if geo.C != geo.G else None,
+                  unroll_reason(geo))
 
 
 @implementation(QCONV, "conv2d.ref")

@@ -85,7 +85,7 @@ OPS = {
     **{f"{op}(i16)": P(d16.draw_activation, opcode=op) for op in ("SOFTMAX", "LOGISTIC", "TANH")},
     "QUANTIZE(i16)": d16.draw_quantize, "MOVE(i16)": d16.draw_move, "MEAN(i16)": d16.draw_mean,
     "DW>CONV>ADD(i16)": d16.draw_chain, "SIMD CONV_2D(i16)": d16.draw_conv_simd,
-    "SIMD FULLY_CONNECTED(i16)": P(d16.draw_fc, simd=True),
+    "SIMD FULLY_CONNECTED(i16)": P(d16.draw_fc, simd=True), "SIMD DEPTHWISE_CONV_2D(i16)": d16.draw_dw_simd,
     **dsig.DRAWS,     # TFLM's signal library (twin_draw_signal.py)
 }
 FLOAT = ["CONV_2D(f32)", "DEPTHWISE_CONV_2D(f32)", "FULLY_CONNECTED(f32)", "CONV>DW>CONV(f32)"]
@@ -94,8 +94,9 @@ SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "
              "CONV>DW>CONV", "SIMD POOL"] * 2 + ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CONV+ADD", "DW+CONV",
                                                  "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
 INT16 = [o for o in OPS if o.endswith("(i16)")]
-# the 16x8 draws whose kernels have arm_dsp variants (conv2d / matmul .arm_dsp_s16)
-DSP_INT16 = ["SIMD CONV_2D(i16)", "SIMD FULLY_CONNECTED(i16)", "CONV_2D(i16)", "FULLY_CONNECTED(i16)", "DW>CONV>ADD(i16)"]
+# the 16x8 draws whose kernels have arm_dsp variants (conv2d / depthwise / matmul .arm_dsp_s16)
+DSP_INT16 = ["SIMD CONV_2D(i16)", "SIMD FULLY_CONNECTED(i16)", "CONV_2D(i16)", "FULLY_CONNECTED(i16)", "DW>CONV>ADD(i16)",
+             "SIMD DEPTHWISE_CONV_2D(i16)", "DEPTHWISE_CONV_2D(i16)"]
 GROUPS = {"all": list(OPS), "simd": SIMD_INT8, "float": FLOAT, "int16": INT16, "signal": list(dsig.DRAWS),
           "int8": [o for o in OPS if o not in FLOAT and o not in INT16 and o not in dsig.DRAWS],
           "dsp": [o for o in SIMD_INT8 if "POOL" not in o],          # Cortex-M4 has no SIMD pool

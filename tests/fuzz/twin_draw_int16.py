@@ -59,7 +59,7 @@ def _conv(rng, net, x_t, x_shape, in_q, depthwise: bool, spread: bool = True, ge
     arithmetic leaves int32, for chains, where one such channel masks the whole output); ``geometry``
     (kernel, stride, dilation, padding) and ``oc``: drawn when not given."""
     k, s, d, pad = geometry or _conv_geometry(rng, x_shape, depthwise)
-    mult = int(rng.integers(1, 4)) if depthwise else 0
+    mult = (int(rng.integers(1, 4)) if geometry is None or rng.random() < 0.3 else 1) if depthwise else 0
     oc = x_shape[3] * mult if depthwise else (oc or dim(rng, 9))
     w = rng.integers(-127, 128, (1, *k, oc) if depthwise else (oc, *k, x_shape[3])).astype(np.int8)
     ws = weight_scales(rng, oc) if spread else (2.0 ** rng.uniform(-10, -4) * rng.uniform(0.5, 2.0, oc)).astype(np.float32)
@@ -101,6 +101,21 @@ def draw_conv_simd(rng) -> Draw:
     y, _, _, wrap, params = _conv(rng, net, net.input(x_shape, in_q, I16), x_shape, in_q, False,
                                   geometry=geometry, oc=int(rng.integers(1, 17)))
     return Draw("SIMD CONV_2D(i16)", net.build([y]), [x], dict(x=list(x_shape), in_q=list(in_q), **params), wrap)
+
+
+def draw_dw_simd(rng) -> Draw:
+    """A 16x8 DEPTHWISE_CONV_2D in the shape classes of the arm_dsp s16 kernel: even and odd channel counts
+    (channel pairs and the last single channel), multiplier 1 mostly (pairs) or 2..3 (single channels),
+    3x3 windows with SAME padding (the zero row) beside drawn ones (odd tap counts: the zero-weight tap)."""
+    c = pick(rng, [2, 4, 8, 16, 24, 3, 7, 1])
+    x_shape = (1, int(rng.integers(1, 10)), int(rng.integers(1, 10)), c)
+    geometry = ((3, 3), (int(rng.integers(1, 3)),) * 2, (1, 1), "SAME") if rng.random() < 0.5 else None
+    in_q = q16(rng)
+    x = int16_data(rng, x_shape)
+    net = Net()
+    y, _, _, wrap, params = _conv(rng, net, net.input(x_shape, in_q, I16), x_shape, in_q, True, geometry=geometry)
+    return Draw("SIMD DEPTHWISE_CONV_2D(i16)", net.build([y]), [x], dict(x=list(x_shape), in_q=list(in_q), **params),
+                wrap)
 
 
 def draw_fc(rng, simd: bool = False) -> Draw:
