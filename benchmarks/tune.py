@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from tinyfuse.cost.features import analytical_instructions  # noqa: E402
 from tinyfuse.cost.learned import fit, holdout_split, spearman  # noqa: E402
+from tinyfuse.cost.records import BuildRecord, KernelRecord  # noqa: E402
 from tinyfuse.tune import load_records, tune  # noqa: E402
 from tinyfuse.tune.pareto import brief_changes  # noqa: E402
 
@@ -29,25 +30,25 @@ MAIN = ("kws_ref_model.onnx", "pretrainedResnet_quant.onnx", "mobilenetv2_035_96
 EXTRA = ("ad01_int8.onnx", "resnet10_w16_64_qdq.onnx")
 
 
-def spearman_table(records: list[dict], seeds=range(5)) -> list[str]:
+def spearman_table(records: list, seeds=range(5)) -> list[str]:
     """Held-out kernels (25% of distinct group signatures, 5 splits): Spearman of predicted vs measured."""
-    recs = {r["key"]: r for r in records if r.get("kind") == "kernel" and r.get("instructions")}
+    recs = {r.key: r for r in records if isinstance(r, KernelRecord) and r.instructions}
     recs = list(recs.values())                   # one per (signature, knob): counts are exact
-    y = np.array([r["instructions"] for r in recs], dtype=np.float64)
-    feats = [r["features"] for r in recs]
+    y = np.array([r.instructions for r in recs], dtype=np.float64)
+    feats = [r.features for r in recs]
     ana = np.array([analytical_instructions(f) for f in feats])
     lines = [f"{'split':<8} {'train':>6} {'test':>5} {'learned':>8} {'analytical':>11} {'pairs':>6} "
              f"{'learned ok':>11} {'analytical ok':>14}"]
     tot = []
     for seed in seeds:
-        test = holdout_split([r["sig"] for r in recs], 0.25, seed)
+        test = holdout_split([r.sig for r in recs], 0.25, seed)
         model = fit([f for f, t in zip(feats, test) if not t], y[~test])
         pred = model.predict([f for f, t in zip(feats, test) if t])
         s_l, s_a = spearman(pred, y[test]), spearman(ana[test], y[test])
         # decisions: the same group under two knob values (variant), both held out
         by_sig: dict = {}
         for i in np.flatnonzero(test):
-            by_sig.setdefault(recs[i]["sig"], []).append(i)
+            by_sig.setdefault(recs[i].sig, []).append(i)
         p_map = dict(zip(np.flatnonzero(test), pred))
         pairs = ok_l = ok_a = 0
         for idx in by_sig.values():
@@ -83,10 +84,9 @@ def ram_limit_rows(path: Path, target: str, rec: Path, limits) -> list[str]:
             continue
         cfg = TuningRecords(load_records(rec).records).config_for(res.model_hash, target, parse_bytes(lim))
         from tinyfuse.cost.knobs import config_key
-        hit = next(r for r in load_records(rec).records if r.get("kind") == "model"
-                   and r.get("config_key") == config_key(cfg))
-        rows.append(f"| {path.stem} | {lim} | {brief_changes(hit.get('changes') or []) or '(default)'} | "
-                    f"{res.arena_bytes} | {hit.get('ram_stack')} | {hit['instructions']} | {hit.get('flash_bytes', '-')} |")
+        hit = next(r for r in load_records(rec).records if isinstance(r, BuildRecord) and r.config_key == config_key(cfg))
+        rows.append(f"| {path.stem} | {lim} | {brief_changes(hit.changes) or '(default)'} | "
+                    f"{res.arena_bytes} | {hit.ram_stack} | {hit.instructions} | {hit.flash_bytes or '-'} |")
     return rows
 
 

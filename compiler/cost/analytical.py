@@ -18,11 +18,9 @@ Outputs
     factor, scratch, an estimate of live registers per stage (spills above 13 on ARMv7-M);
   - ``Decision``: fuse or not, and why.
 
-Instructions per MAC were measured with ``tinyfuse bench --target cortex-m4`` on the MLPerf Tiny
-models (KWS, ResNet-8); other targets scale by nothing (these are instruction counts, not cycles).
-The DSP depthwise figures are whole-kernel counts from ``benchmarks/kernel_kinds.py``: ``arm_dsp`` the
-three stride-2 layers of mobilenetv2_035_96 (4.22), ``inplace_dw_rows`` KWS's four layers (2.15) and
-mobilenetv2_035_96's fifteen (2.20); changing them changed no generated source (tests/golden).
+Instructions per MAC are qemu instruction counts (not cycles) per implementation; the measurements
+behind them, and how far today's kernels are from each figure, are data: benchmarks/cost_figures.py
+writes benchmarks/data/cost_figures.md (per family and implementation, cortex-m4 and cortex-m55).
 The policy is memory first: fusion must lower the arena peak by at least ``MIN_GAIN`` (1%), fit
 the scratch budget and cost at most ``max_recompute`` extra MACs (10%); among fitting tile widths
 the widest (least recompute) wins.
@@ -33,21 +31,19 @@ from dataclasses import dataclass
 
 from ..strategy import by_name, choose
 
-# instructions per MAC by (geometric family, implementation: strategy.choose's name, Kernel.kind):
-# cortex-m4 measurements (qemu instruction counts); an implementation not listed costs as the portable
-# conv of its family (conv2d.ref)
+# instructions per MAC by (geometric family, implementation: strategy.choose's name, Kernel.kind), the
+# epilogue's EPILOGUE_INSNS per output apart (benchmarks/data/cost_figures.md); an implementation not
+# listed costs as the portable conv of its family (conv2d.ref)
 IPM = {
     ("conv", "conv2d.ref"): 7.4, ("dw", "conv2d.ref"): 15.3, ("pw", "conv2d.ref"): 6.6,
     ("conv", "conv2d.arm_dsp"): 2.4, ("pw", "conv2d.arm_dsp"): 1.9, ("dw", "depthwise.arm_dsp"): 4.2,
     ("pw", "matmul.arm_dsp"): 1.9,
     ("dw", "depthwise.dw_plane"): 6.3, ("dw", "depthwise.dw_plane_arm_mve"): 6.3,   # Helium: as the portable plane
-    ("dw", "depthwise.dw_rows_arm_dsp"): 2.2,   # KWS, four 3x3 layers (benchmarks/kernel_kinds.py)
+    ("dw", "depthwise.dw_rows_arm_dsp"): 2.2,
     ("pw", "conv2d.pixel_buffer"): 5.6, ("conv", "conv2d.pixel_buffer"): 7.9, ("dw", "conv2d.pixel_buffer"): 14.0,
     ("conv", "chain.ref"): 7.6, ("dw", "chain.ref"): 15.5, ("pw", "chain.ref"): 6.8,
     ("conv", "chain.conv_arm_dsp"): 1.9, ("pw", "chain.conv_arm_dsp"): 2.0, ("dw", "chain.dw_arm_dsp"): 6.5,
-    # cortex-m55 (Helium) measurements, benchmarks/mve_m55.py (ResNet-8, KWS, VWW-like; default and
-    # --disable-pass poly_fuse), the epilogue's EPILOGUE_INSNS per output taken off (the vector
-    # requantization costs less: a bound); the 2 x 2 kernel costed as the quad kernel
+    # Helium (cortex-m55); the 2 x 2 kernel costed as the quad kernel
     ("conv", "conv2d.arm_mve_quads"): 0.20, ("pw", "conv2d.arm_mve_quads"): 0.15,
     ("conv", "conv2d.arm_mve"): 0.20, ("pw", "conv2d.arm_mve"): 0.15, ("dw", "depthwise.arm_mve"): 2.0,
     ("pw", "matmul.arm_mve"): 0.15,
@@ -184,11 +180,10 @@ SPARSE_PASS_INSNS = 20
 SPARSE_TAP_INSNS = 12
 SPARSE_MIN_ZEROS = 0.40
 # the dense SIMD conv / pointwise / FC kernels against which a sparse one is weighed: instructions per MAC
-# fall with the reduction length R = KH*KW*Cg (im2col and the epilogue amortised over more MACs),
-# ~ 1.28 + 18 / R on cortex-m4 (refitted 2026-12-02 on the --sparse off per-kernel counts of KWS,
-# ResNet-8 and the VWW-like MobileNet of examples/build_vww.py: R = 16 .. 576); IPM's means misjudge
-# both ends. The dense depthwise kernel on arm_dsp (the in-place row kernel, inplace_dw_rows) runs
-# ~DENSE_DW_DSP_IPM instructions per MAC besides the epilogue (KWS: 179,974 for 72,000 MACs, 8,000 outputs)
+# fall with the reduction length R = KH*KW*Cg (im2col and the epilogue amortised over more MACs), a line
+# a + b / R on cortex-m4 (b / R = b x outputs / MACs; refitted by benchmarks/cost_figures.py); IPM's means
+# misjudge both ends. DENSE_DW_DSP_IPM: the dense depthwise kernel on arm_dsp (the in-place row kernel)
+# besides the epilogue
 DENSE_SIMD_IPM = (1.28, 18.0)
 DENSE_DW_DSP_IPM = 0.95
 SPARSE_MIN_GAIN = 0.20

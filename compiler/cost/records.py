@@ -23,7 +23,9 @@ from __future__ import annotations
 import json
 import warnings
 from collections import Counter
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import ClassVar
 
 from ..errors import TinyfuseError
 from .knobs import config_key, normalize
@@ -59,17 +61,140 @@ def options_text(options: dict) -> str:
     return ", ".join(diff) or "the default options"
 
 
-def ram_of(rec: dict) -> int:
-    """Arena + measured stack bytes of a ``model`` record (stack 0 when not measured)."""
+def ram_of(rec) -> int:
+    """Arena + measured stack bytes of a measured build (a BuildRecord, or its JSON dict; stack 0 when
+    not measured)."""
+    if isinstance(rec, BuildRecord):
+        return rec.ram
     return int(rec["arena_bytes"]) + int(rec.get("ram_stack") or 0)
+
+
+# ---------------------------------------------------------------------------------------------- record types
+# One JSON line per record (format: tinyfuse.tune's module doc), told apart by "kind". Each type reads
+# the lines earlier versions wrote: absent fields take their defaults (no options: the default build
+# options; a choice with only global "knobs": that configuration), fields it does not know are kept in
+# ``extra`` and written back unchanged.
+@dataclass
+class _Record:
+    extra: dict = field(default_factory=dict, repr=False)
+    KIND: ClassVar[str] = ""
+
+    @classmethod
+    def from_json(cls, d: dict):
+        """The record of one JSON object (its "kind" must be ``cls.KIND``)."""
+        names = {f.name for f in fields(cls)} - {"extra"}
+        known = {k: v for k, v in d.items() if k in names}
+        rec = cls(**cls._upgrade(d, known), extra={k: v for k, v in d.items() if k not in names and k != "kind"})
+        return rec
+
+    @classmethod
+    def _upgrade(cls, d: dict, known: dict) -> dict:
+        return known
+
+    def to_json(self) -> dict:
+        """The JSON object written to the records file (what ``from_json`` reads back)."""
+        out = {"kind": self.KIND}
+        out.update({f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"})
+        return out | self.extra
+
+
+def _with_config(d: dict, known: dict) -> dict:
+    """``known`` with the configuration, its key and the build options of a build or choice record."""
+    config = _config(d)
+    return known | {"config": config, "config_key": d.get("config_key") or config_key(config), "options": options_of(d)}
+
+
+@dataclass
+class BuildRecord(_Record):
+    """One measured build (kind "model"): instruction count, arena, measured stack and model flash
+    (code + weights, bytes; None in records older than that field) of a configuration under qemu."""
+    model_hash: str = ""
+    target: str = ""
+    config: dict = field(default_factory=dict)
+    config_key: str = ""
+    instructions: int = 0
+    arena_bytes: int = 0
+    ram_stack: int = 0
+    flash_bytes: int | None = None
+    model: str | None = None
+    options: dict = field(default_factory=lambda: dict(BUILD_OPTION_DEFAULTS))
+    changes: list = field(default_factory=list)
+    moves: list = field(default_factory=list)
+    build_hash: str | None = None
+    KIND: ClassVar[str] = "model"
+
+    @classmethod
+    def _upgrade(cls, d: dict, known: dict) -> dict:
+        return _with_config(d, known) | {"ram_stack": int(d.get("ram_stack") or 0)}
+
+    @property
+    def ram(self) -> int:
+        """Arena + measured stack bytes."""
+        return int(self.arena_bytes) + int(self.ram_stack or 0)
+
+
+@dataclass
+class ChoiceRecord(_Record):
+    """The build ``tune`` chose for a model and target (kind "choice"): what ``compile
+    --tuning-records`` builds without a limit."""
+    model_hash: str = ""
+    target: str = ""
+    config: dict = field(default_factory=dict)
+    config_key: str = ""
+    model: str | None = None
+    options: dict = field(default_factory=lambda: dict(BUILD_OPTION_DEFAULTS))
+    changes: list = field(default_factory=list)
+    KIND: ClassVar[str] = "choice"
+
+    @classmethod
+    def _upgrade(cls, d: dict, known: dict) -> dict:
+        return _with_config(d, known)
+
+
+@dataclass
+class KernelRecord(_Record):
+    """One kernel of a measured build (kind "kernel"): its signature, knobs, implementation (``kind`` of
+    ``strategy.choose``, e.g. conv2d.arm_dsp), features (``cost.features``) and exact instructions."""
+    key: str = ""
+    sig: str = ""
+    target: str = ""
+    knobs: dict = field(default_factory=dict)
+    implementation: str = ""
+    features: dict = field(default_factory=dict)
+    instructions: int | None = None
+    KIND: ClassVar[str] = "kernel"
+
+
+@dataclass
+class FailedRecord(_Record):
+    """A configuration that could not be compiled or measured (kind "failed")."""
+    config_key: str = ""
+    target: str = ""
+    error: str = ""
+    KIND: ClassVar[str] = "failed"
+
+
+RECORD_TYPES = {t.KIND: t for t in (BuildRecord, ChoiceRecord, KernelRecord, FailedRecord)}
+
+
+def parse_record(d) -> _Record:
+    """The typed record of a JSON object (a record passes through); TinyfuseError for an object without a
+    known "kind"."""
+    if isinstance(d, _Record):
+        return d
+    kind = d.get("kind") if isinstance(d, dict) else None
+    if kind not in RECORD_TYPES:
+        raise TinyfuseError(f"not a tuning record (\"kind\" {kind!r}; tinyfuse tune writes "
+                            f"{', '.join(RECORD_TYPES)})")
+    return RECORD_TYPES[kind].from_json(d)
 
 
 class TuningRecords:
     """Records in memory (module doc); ``config``: a forced configuration (a tuning candidate);
     ``source``: where they were read (the file named in warnings; None: given in memory)."""
 
-    def __init__(self, records: list[dict] | None = None, config: dict | None = None, source: str | None = None):
-        self.records = list(records or [])
+    def __init__(self, records: list | None = None, config: dict | None = None, source: str | None = None):
+        self.records = [parse_record(r) for r in records or []]      # typed records (JSON objects are read)
         self.config = config
         self.source = source
 
@@ -78,22 +203,22 @@ class TuningRecords:
         options than ``options`` (one line: what they were measured under, what this compile asks)."""
         if options is None:
             return
-        mine = [r for r in self.records if r.get("kind") in ("model", "choice") and r.get("model_hash") == model_hash
-                and r.get("target") == target]
-        if mine and not any(options_of(r) == options for r in mine):
+        mine = [r for r in self.records if isinstance(r, (BuildRecord, ChoiceRecord)) and r.model_hash == model_hash
+                and r.target == target]
+        if mine and not any(r.options == options for r in mine):
             src = f"--tuning-records {self.source}" if self.source else "tuning records"
-            raise TinyfuseError(f"{src}: measured under {options_text(options_of(mine[-1]))}, this compile asks for "
+            raise TinyfuseError(f"{src}: measured under {options_text(mine[-1].options)}, this compile asks for "
                                 f"{options_text(options)}: its knobs would apply to other kernels; tune with the same "
                                 "options (tinyfuse tune takes compile's)")
 
-    def builds(self, model_hash: str, target: str, options: dict | None = None) -> list[dict]:
-        """The measured ``model`` records of one model and target (and, given, build ``options``), one per
+    def builds(self, model_hash: str, target: str, options: dict | None = None) -> list[BuildRecord]:
+        """The measured builds of one model and target (and, given, build ``options``), one per
         configuration key."""
         out = {}
         for r in self.records:
-            if r.get("kind") == "model" and r.get("model_hash") == model_hash and r.get("target") == target \
-                    and r.get("instructions") and (options is None or options_of(r) == options):
-                out[r.get("config_key") or config_key(_config(r))] = r
+            if isinstance(r, BuildRecord) and r.model_hash == model_hash and r.target == target \
+                    and r.instructions and (options is None or r.options == options):
+                out[r.config_key] = r
         return [out[k] for k in sorted(out)]
 
     def config_for(self, model_hash: str, target: str, ram_limit: int | None = None,
@@ -113,12 +238,12 @@ class TuningRecords:
                 self._warn_unused("no measured build", model_hash, target, model, "")
                 raise TinyfuseError(f"{what}: the tuning records hold no measured build of this "
                                     f"model on {target}; run tinyfuse tune first")
-            return normalize(_config(select(builds, ram_limit, flash_limit)))
+            return normalize(select(builds, ram_limit, flash_limit).config)
         chosen = None
         for r in self.records:
-            if r.get("kind") == "choice" and r.get("model_hash") == model_hash and r.get("target") == target \
-                    and (options is None or options_of(r) == options):
-                chosen = _config(r)
+            if isinstance(r, ChoiceRecord) and r.model_hash == model_hash and r.target == target \
+                    and (options is None or r.options == options):
+                chosen = r.config
         if chosen is None:
             self._warn_unused("no tuned choice", model_hash, target, model, ": building the default")
         return normalize(chosen) if chosen is not None else None
@@ -128,12 +253,12 @@ class TuningRecords:
         cortex-m4; 3 builds of vww for cortex-m7" (at most 4 groups named, then "and N more")."""
         builds, choices, names = Counter(), Counter(), {}
         for r in self.records:
-            if r.get("kind") in ("model", "choice"):
-                key = (str(r.get("model_hash")), str(r.get("target")))
-                names.setdefault(key, r.get("model") or f"model {key[0]}")
-                (builds if r["kind"] == "model" else choices)[key] += 1
+            if isinstance(r, (BuildRecord, ChoiceRecord)):
+                key = (str(r.model_hash), str(r.target))
+                names.setdefault(key, r.model or f"model {key[0]}")
+                (builds if isinstance(r, BuildRecord) else choices)[key] += 1
         if not names:
-            kernels = sum(r.get("kind") == "kernel" for r in self.records)
+            kernels = sum(isinstance(r, KernelRecord) for r in self.records)
             return f"{kernels} kernel measurements and no build or choice" if kernels else "no build or choice"
         groups = [f"{_what(builds[k], choices[k])} of {names[k]} for {k[1]}"
                   for k in sorted(names, key=lambda k: (names[k], k[1]))]
@@ -148,29 +273,30 @@ class TuningRecords:
         warnings.warn(f"{src}: {what} for model {asked} on {target}; {holds} {self.holdings()}{then}", stacklevel=3)
 
 
-def select(builds: list[dict], ram_limit: int | None = None, flash_limit: int | None = None) -> dict:
+def select(builds: list, ram_limit: int | None = None, flash_limit: int | None = None) -> BuildRecord:
     """The one selection among measured builds (``model`` records of one model, target and set of build
     options), for compile's choice, ``--ram-limit``, ``--flash-limit`` and tune's choice alike: the
     fastest within ``ram_limit`` bytes of arena + measured stack (None: the default build's RAM) and
     ``flash_limit`` bytes of model flash (None: any); ties: less RAM, then no change from the default,
-    then the configuration key. TinyfuseError naming the smallest RAM (or flash) reachable when none fits."""
+    then the configuration key. TinyfuseError naming the smallest RAM (or flash) reachable when none fits.
+    ``builds``: BuildRecords (or their JSON objects)."""
+    builds = [parse_record(r) for r in builds]
     if ram_limit is None:                 # --flash-limit alone: no more RAM than the default build
-        default = [r for r in builds if r.get("config_key") == config_key({})]
-        ram_limit = ram_of(default[0]) if default else max(ram_of(r) for r in builds)
-    fits = [r for r in builds if ram_of(r) <= ram_limit]
+        default = [r for r in builds if r.config_key == config_key({})]
+        ram_limit = default[0].ram if default else max(r.ram for r in builds)
+    fits = [r for r in builds if r.ram <= ram_limit]
     if not fits:
-        small = min(builds, key=lambda r: (ram_of(r), r["instructions"]))
+        small = min(builds, key=lambda r: (r.ram, r.instructions))
         raise TinyfuseError(f"--ram-limit {ram_limit} B: no measured build fits; the smallest reachable is "
-                            f"arena {small['arena_bytes']} B + stack {small.get('ram_stack') or 0} B = "
-                            f"{ram_of(small)} B")
+                            f"arena {small.arena_bytes} B + stack {small.ram_stack} B = {small.ram} B")
     if flash_limit is not None:
-        known = [r for r in fits if r.get("flash_bytes")]
-        fits = [r for r in known if r["flash_bytes"] <= flash_limit]
+        known = [r for r in fits if r.flash_bytes]
+        fits = [r for r in known if r.flash_bytes <= flash_limit]
         if not fits:
-            least = f"{min(r['flash_bytes'] for r in known)} B" if known else "unknown (records without flash_bytes)"
+            least = f"{min(r.flash_bytes for r in known)} B" if known else "unknown (records without flash_bytes)"
             raise TinyfuseError(f"--flash-limit {flash_limit} B: no measured build within {ram_limit} B of RAM fits; "
                                 f"the least model flash reachable there is {least}")
-    return min(fits, key=lambda r: (r["instructions"], ram_of(r), bool(r.get("changes")), r.get("config_key", "")))
+    return min(fits, key=lambda r: (r.instructions, r.ram, bool(r.changes), r.config_key))
 
 
 def _what(builds: int, choices: int) -> str:
@@ -219,11 +345,13 @@ def load_records(src) -> TuningRecords:
                 warnings.warn(f"{src}:{i}: an unfinished last record (a run stopped while writing it) is ignored")
                 break
             raise TinyfuseError(f"{src}:{i}: not JSON ({e.msg}): not a tuning-records file?") from None
-        if not isinstance(rec, dict):
-            raise TinyfuseError(f"{src}:{i}: not a tuning record (a JSON object from tinyfuse tune)")
-        recs.append(rec)
+        try:
+            recs.append(parse_record(rec))
+        except TinyfuseError as e:
+            raise TinyfuseError(f"{src}:{i}: {e}: not a tuning-records file?") from None
     return TuningRecords(recs, source=str(src))
 
 
-__all__ = ["BUILD_OPTION_DEFAULTS", "TuningRecords", "apply_global", "build_options", "load_records", "options_of",
-           "options_text", "ram_of", "select"]
+__all__ = ["BUILD_OPTION_DEFAULTS", "BuildRecord", "ChoiceRecord", "FailedRecord", "KernelRecord", "RECORD_TYPES",
+           "TuningRecords", "apply_global", "build_options", "load_records", "options_of", "options_text", "parse_record",
+           "ram_of", "select"]

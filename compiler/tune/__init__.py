@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..cost.knobs import normalize
 from ..cost.learned import fit
-from ..cost.records import TuningRecords, build_options, load_records, ram_of, select
+from ..cost.records import BuildRecord, ChoiceRecord, KernelRecord, TuningRecords, build_options, load_records, select
 from ..errors import TinyfuseError
 from ..userdir import check_claim, claim, replaceable, write_atomic
 from .pareto import front, front_table, plot_front
@@ -55,15 +55,15 @@ def tune(model, target: str, trials: int = 16, records_path=None, workers: int |
         raise TinyfuseError("tune measures instructions under qemu: choose a Cortex-M or RISC-V --target")
     model = str(Path(model).resolve())
     old = load_records(records_path).records if records_path and Path(records_path).is_file() else []
-    _check_outputs(records_path, old, out_dir)
+    _check_outputs(records_path, out_dir)
     default = compile_candidate(model, tgt.name, normalize({}), options)
     search = Search(model, tgt.name, default, seed, options)
     for r in TuningRecords(old).builds(default["model_hash"], tgt.name, build_options(**(options or {}))):
-        search.measured[r["config_key"]] = r
-        search.changes[r["config_key"]] = moves_from(r.get("moves", []))
-        search.add_moves(search.changes[r["config_key"]])
+        search.measured[r.config_key] = r
+        search.changes[r.config_key] = moves_from(r.moves)
+        search.add_moves(search.changes[r.config_key])
     skipped = len(search.measured)
-    kernel_recs = [r for r in old if r.get("kind") == "kernel"]
+    kernel_recs = [r for r in old if isinstance(r, KernelRecord)]
     writer = _writer(records_path)
     with dask_client(workers, scheduler) as (client, n), \
             _progress(trials, f"tune {default['model']}", skipped, progress) as bar:   # closed on Ctrl-C too
@@ -83,30 +83,29 @@ def tune(model, target: str, trials: int = 16, records_path=None, workers: int |
             pts = front(list(search.measured.values()))
             props = search.proposals(pool, pts)
             compile_round(client, search, props, safe_task)
-            glue = base["instructions"] - sum(k.get("instructions", 0) for k in _default_kernels(kernel_recs, default))
+            glue = base.instructions - sum(k.instructions or 0 for k in _default_kernels(kernel_recs, default))
             chosen = select_candidates(search, Predictor(kernel_recs, glue), pts, min(topk, trials - len(search.measured)),
-                            base.get("ram_stack") or 0, ram_limit)
+                            base.ram_stack, ram_limit)
             if not chosen and not props:         # the space is exhausted
                 break
             if chosen:
                 kernel_recs += measure_round(client, search, chosen, writer, bar, safe_task, timeout)
-            bar.set_postfix(best=min(r["instructions"] for r in search.measured.values()),
+            bar.set_postfix(best=min(r.instructions for r in search.measured.values()),
                             front=len(front(list(search.measured.values()))))
     seconds = time.perf_counter() - t0
     return _finish(search, default, records_path, writer, out_dir, ram_limit, skipped, seconds, n, kernel_recs)
 
 
 def _finish(search, default, records_path, writer, out_dir, ram_limit, skipped, seconds, n, kernel_recs) -> dict:
-    builds = sorted(search.measured.values(), key=lambda r: r["config_key"])
+    builds = sorted(search.measured.values(), key=lambda r: r.config_key)
     base = search.measured[search.default_key]
     pts = front(builds)
-    best = select(builds, ram_of(base))        # cost.records.select: compile's --tuning-records choice alike
-    writer({"kind": "choice", "model_hash": base["model_hash"], "model": base["model"], "target": base["target"],
-            "options": base.get("options"), "config": best["config"], "config_key": best["config_key"],
-            "changes": best.get("changes", [])})
-    recs = sorted((r for r in kernel_recs if r.get("instructions")), key=lambda r: r["key"])
+    best = select(builds, base.ram)        # cost.records.select: compile's --tuning-records choice alike
+    writer(ChoiceRecord(model_hash=base.model_hash, model=base.model, target=base.target, options=base.options,
+                        config=best.config, config_key=best.config_key, changes=list(best.changes)).to_json())
+    recs = sorted((r for r in kernel_recs if r.instructions), key=lambda r: r.key)
     if records_path and len(recs) >= 2:
-        model = fit([r["features"] for r in recs], [r["instructions"] for r in recs])
+        model = fit([r.features for r in recs], [r.instructions for r in recs])
         write_atomic(Path(str(records_path) + ".model.json"), model.to_json())
     table = front_table(pts, base)
     pts3 = front(builds, flash=True)
@@ -114,14 +113,14 @@ def _finish(search, default, records_path, writer, out_dir, ram_limit, skipped, 
     if out_dir:
         claim(out_dir, OUT_FILES, "--out DIR")
         write_atomic(Path(out_dir) / "front.md", f"{table}\n\nIn RAM, model flash and instructions:\n\n{table3}\n")
-        plot_front(builds, pts, Path(out_dir) / "front.svg", f"{base['model']} on {base['target']}")
+        plot_front(builds, pts, Path(out_dir) / "front.svg", f"{base.model} on {base.target}")
     measured_now = len(builds) - skipped
-    out = {"model": base["model"], "target": base["target"], "default": _brief(base), "chosen": _brief(best),
+    out = {"model": base.model, "target": base.target, "default": _brief(base), "chosen": _brief(best),
            "front": [_brief(r) for r in pts], "front_table": table,
            "front_flash": [_brief(r) for r in pts3], "front_flash_table": table3, "measured": measured_now, "skipped": skipped,
            "failed": len(search.failed), "seconds": round(seconds, 1), "workers": n,
            "candidates_per_second": round(measured_now / seconds, 3) if seconds > 0 else None,
-           "gain_at_default_ram": round(1 - best["instructions"] / base["instructions"], 4)}
+           "gain_at_default_ram": round(1 - best.instructions / base.instructions, 4)}
     if ram_limit is not None:
         out["ram_limit"] = _brief(select(builds, ram_limit))
     return out
@@ -131,13 +130,11 @@ OUT_FILES = ("front.md", "front.svg")
 MODEL_KEYS = {"weights", "bias", "mean", "scale", "alpha"}      # cost.learned.CostModel.to_json
 
 
-def _check_outputs(records_path, old: list[dict], out_dir) -> None:
+def _check_outputs(records_path, out_dir) -> None:
     """Before the search: TinyfuseError when tune would write into a file it did not write. The records
-    must be tuning records (every one has a ``"kind"``: tune appends to them), ``<records>.model.json``
-    tune's learned model, and ``out_dir`` may take OUT_FILES (``tinyfuse.userdir``; claimed when they are written)."""
-    if any(not isinstance(r.get("kind"), str) for r in old):
-        raise TinyfuseError(f"{records_path}: not a tuning-records file (a record without \"kind\"); tune appends "
-                            "to it: give --records a new file or one tinyfuse tune wrote")
+    were read as tuning records (``load_records`` refuses a line of another kind: tune appends to them),
+    ``<records>.model.json`` must be tune's learned model, and ``out_dir`` may take OUT_FILES
+    (``tinyfuse.userdir``; claimed when they are written)."""
     if records_path:
         model_json = Path(str(records_path) + ".model.json")
         replaceable(model_json, lambda v: isinstance(v, dict) and MODEL_KEYS <= set(v), "--records FILE")
@@ -145,13 +142,13 @@ def _check_outputs(records_path, old: list[dict], out_dir) -> None:
         check_claim(out_dir, OUT_FILES, "--out DIR")
 
 
-def _brief(r: dict) -> dict:
-    return {k: r.get(k) for k in ("config_key", "arena_bytes", "ram_stack", "instructions", "flash_bytes", "changes")}
+def _brief(r: BuildRecord) -> dict:
+    return {k: getattr(r, k) for k in ("config_key", "arena_bytes", "ram_stack", "instructions", "flash_bytes", "changes")}
 
 
-def _default_kernels(kernel_recs, default) -> list[dict]:
+def _default_kernels(kernel_recs: list[KernelRecord], default) -> list[KernelRecord]:
     keys = {k["key"] for k in default["kernels"]}
-    by = {r["key"]: r for r in kernel_recs if r["key"] in keys}
+    by = {r.key: r for r in kernel_recs if r.key in keys}
     return list(by.values())
 
 

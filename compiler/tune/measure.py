@@ -50,7 +50,7 @@ def _kernels(result) -> list[dict]:
         sig = group_signature(step.call.op, tname, rule)
         knob = {"variant": step.kernel.variant, "rule": rule, **step.kernel.knobs}
         out.append({"kind": "kernel", "key": record_key(sig, knob), "sig": sig, "target": tname, "knobs": knob,
-                    "variant": step.kernel.variant, "name": step.kernel.name, "macs": step.kernel.macs,
+                    "implementation": step.kernel.kind, "name": step.kernel.name, "macs": step.kernel.macs,
                     "features": kernel_features(step.call.op, step.kernel, result.options)})
     return out
 

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..cost.records import ram_of
+from ..cost.records import BuildRecord, parse_record
 
 
-def front(builds: list[dict], flash: bool = False) -> list[dict]:
-    """The non-dominated ``model`` records, by RAM ascending (ties: the default build, then the
-    configuration key); ``flash``: in RAM, model flash and instructions (module doc; a record
-    without ``flash_bytes`` counts 0)."""
-    ordered = sorted(builds, key=lambda r: (ram_of(r), r["instructions"], r.get("flash_bytes", 0) if flash else 0,
-                                            bool(r.get("changes")), r.get("config_key", "")))
+def front(builds: list, flash: bool = False) -> list[BuildRecord]:
+    """The non-dominated measured builds (BuildRecords or their JSON objects), by RAM ascending (ties:
+    the default build, then the configuration key); ``flash``: in RAM, model flash and instructions
+    (module doc; a record without ``flash_bytes`` counts 0)."""
+    ordered = sorted((parse_record(r) for r in builds), key=lambda r: (r.ram, r.instructions, (r.flash_bytes or 0) if flash else 0,
+                                                                      bool(r.changes), r.config_key))
     if flash:
-        cost = [(ram_of(r), r.get("flash_bytes", 0), r["instructions"]) for r in ordered]
+        cost = [(r.ram, r.flash_bytes or 0, r.instructions) for r in ordered]
         out, seen = [], set()
         for r, c in zip(ordered, cost):
             dominated = any(o != c and all(a <= b for a, b in zip(o, c)) for o in cost)
@@ -34,22 +34,22 @@ def front(builds: list[dict], flash: bool = False) -> list[dict]:
         return out
     out, best = [], None
     for r in ordered:
-        if best is None or r["instructions"] < best:
+        if best is None or r.instructions < best:
             out.append(r)
-            best = r["instructions"]
+            best = r.instructions
     return out
 
 
-def front_table(points: list[dict], default: dict | None = None) -> str:
+def front_table(points: list[BuildRecord], default: BuildRecord | None = None) -> str:
     """Markdown: arena, stack, RAM, instructions (and against the default build), the model's flash
     (code + weights, bytes; "-" in records older than that column), knobs changed."""
     lines = ["| arena B | stack B | arena+stack B | instructions | vs default | model flash B | knobs changed |",
              "|---:|---:|---:|---:|---:|---:|---|"]
     for r in points:
-        vs = f"{r['instructions'] / default['instructions'] - 1:+.1%}" if default else ""
-        changes = brief_changes(r.get("changes") or []) or "(default)"
-        lines.append(f"| {r['arena_bytes']} | {r.get('ram_stack') or 0} | {ram_of(r)} | {r['instructions']} | {vs} "
-                     f"| {r.get('flash_bytes', '-')} | {changes} |")
+        vs = f"{r.instructions / default.instructions - 1:+.1%}" if default else ""
+        changes = brief_changes(r.changes or []) or "(default)"
+        flash = "-" if r.flash_bytes is None else r.flash_bytes
+        lines.append(f"| {r.arena_bytes} | {r.ram_stack} | {r.ram} | {r.instructions} | {vs} | {flash} | {changes} |")
     return "\n".join(lines)
 
 
@@ -66,15 +66,15 @@ def brief_changes(labels: list[str]) -> str:
     return "; ".join(f"{what}: {' '.join(ks)}" if ks else what for what, ks in by.items())
 
 
-def plot_front(builds: list[dict], points: list[dict], path: str | Path, title: str) -> Path:
+def plot_front(builds: list[BuildRecord], points: list[BuildRecord], path: str | Path, title: str) -> Path:
     """SVG of every build (grey) and the front (step line); returns the path."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    ax.scatter([ram_of(r) for r in builds], [r["instructions"] for r in builds], s=12, c="0.7",
+    ax.scatter([r.ram for r in builds], [r.instructions for r in builds], s=12, c="0.7",
                label="measured builds")
-    ax.step([ram_of(r) for r in points], [r["instructions"] for r in points], where="post", c="C0", marker="o",
+    ax.step([r.ram for r in points], [r.instructions for r in points], where="post", c="C0", marker="o",
             label="Pareto front")
     ax.set_xlabel("arena + stack (bytes)")
     ax.set_ylabel("instructions per inference")

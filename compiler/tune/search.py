@@ -25,7 +25,7 @@ import random
 
 from ..cost.features import analytical_instructions
 from ..cost.learned import fit
-from ..cost.records import ram_of
+from ..cost.records import BuildRecord, FailedRecord, KernelRecord
 from .cluster import as_completed
 from .space import Move, apply_moves, compatible, families
 
@@ -43,10 +43,10 @@ def moves_from(dicts) -> list[Move]:
 class Predictor:
     """Instructions of a compiled candidate (module doc, step 2)."""
 
-    def __init__(self, kernel_records: list[dict], glue: int):
-        recs = sorted((r for r in kernel_records if r.get("instructions")), key=lambda r: r["key"])
-        self.exact = {r["key"]: r["instructions"] for r in recs}
-        self.model = fit([r["features"] for r in recs], [r["instructions"] for r in recs]) if len(recs) >= 2 \
+    def __init__(self, kernel_records: list[KernelRecord], glue: int):
+        recs = sorted((r for r in kernel_records if r.instructions), key=lambda r: r.key)
+        self.exact = {r.key: r.instructions for r in recs}
+        self.model = fit([r.features for r in recs], [r.instructions for r in recs]) if len(recs) >= 2 \
             else None
         self.glue = glue
 
@@ -58,12 +58,12 @@ class Predictor:
             + float(sum(pred))
 
 
-def gain(ram: int, predicted: float, front_pts: list[dict]) -> float:
+def gain(ram: int, predicted: float, front_pts: list[BuildRecord]) -> float:
     """Predicted relative gain of a candidate over the measured front at its RAM (a new lowest-RAM point:
     1 + its relative RAM saving)."""
-    at = [r["instructions"] for r in front_pts if ram_of(r) <= ram]
+    at = [r.instructions for r in front_pts if r.ram <= ram]
     if not at:
-        lo = min(ram_of(r) for r in front_pts)
+        lo = min(r.ram for r in front_pts)
         return 1.0 + (lo - ram) / lo
     best = min(at)
     return (best - predicted) / best
@@ -76,7 +76,7 @@ class Search:
         self.model, self.target, self.rng = model, target, random.Random(seed)
         self.options = dict(options or {})        # the build options every candidate is compiled under
         self.moves: dict[str, Move] = {}
-        self.measured: dict[str, dict] = {}       # config key -> model record
+        self.measured: dict[str, BuildRecord] = {}   # config key -> measured build
         self.failed: set[str] = set()
         self.compiled: dict[str, dict] = {}       # config key -> compile_candidate result
         self.changes: dict[str, list[Move]] = {}  # config key -> the moves that make it
@@ -112,9 +112,9 @@ class Search:
             offer(base + extra)
         for m in all_moves:
             offer([m])
-        measured = sorted(self.measured.values(), key=lambda r: r["config_key"])
-        bases = [self.changes.get(r["config_key"], []) for r in front_pts] + \
-            [self.changes.get(r["config_key"], []) for r in measured]
+        measured = sorted(self.measured.values(), key=lambda r: r.config_key)
+        bases = [self.changes.get(r.config_key, []) for r in front_pts] + \
+            [self.changes.get(r.config_key, []) for r in measured]
         extras = [[m] for m in all_moves] + [groups[f] for f in sorted(groups)]
         for _ in range(pool * 8):
             if len(out) >= pool or not bases:
@@ -136,10 +136,10 @@ class Search:
         paid = []
         for key, r in sorted(self.measured.items()):
             moves = self.changes.get(key, [])
-            if moves and (r["instructions"] < base["instructions"] or ram_of(r) < ram_of(base)):
-                paid.append((r["instructions"] / base["instructions"], key, moves))
+            if moves and (r.instructions < base.instructions or r.ram < base.ram):
+                paid.append((r.instructions / base.instructions, key, moves))
         paid.sort(key=lambda p: (p[0], p[1]))
-        return [(self.changes.get(f["config_key"], []), moves) for f in front_pts for _, _, moves in paid]
+        return [(self.changes.get(f.config_key, []), moves) for f in front_pts for _, _, moves in paid]
 
 
 def compile_round(client, search: Search, props, safe_task) -> None:
@@ -162,7 +162,7 @@ def select(search: Search, predictor: Predictor, front_pts, topk: int, stack: in
     """The ``topk`` compiled candidates with the best predicted gain (module doc, step 3); candidates
     that generate the same C as a measured build are not measured again."""
     scored = []
-    same = {r.get("build_hash") for r in search.measured.values()}
+    same = {r.build_hash for r in search.measured.values()}
     for key, c in sorted(search.compiled.items()):
         if c.get("build_hash") in same:       # the same C as a measured build: nothing to learn
             continue
@@ -175,7 +175,7 @@ def select(search: Search, predictor: Predictor, front_pts, topk: int, stack: in
     return [(key, pred) for _, key, pred in scored[:topk]]
 
 
-def measure_round(client, search: Search, chosen, writer, bar, safe_task, timeout: float) -> list[dict]:
+def measure_round(client, search: Search, chosen, writer, bar, safe_task, timeout: float) -> list[KernelRecord]:
     """Measure the chosen candidates (Dask tasks); stream each result to ``writer`` as it arrives.
     Returns the new kernel records."""
     from .measure import measure_candidate
@@ -190,14 +190,14 @@ def measure_round(client, search: Search, chosen, writer, bar, safe_task, timeou
         res = fut.result()
         if "error" in res:
             search.failed.add(futs[fut])
-            writer({"kind": "failed", "config_key": futs[fut], "target": search.target, "error": res["error"]})
+            writer(FailedRecord(config_key=futs[fut], target=search.target, error=res["error"]).to_json())
             continue
         found[res["config_key"]] = res.pop("moves")
         kernels = res.pop("kernels")
         res["moves"] = move_dicts(search.changes.get(res["config_key"], []))
         writer(*kernels, res)
-        search.measured[res["config_key"]] = res
-        out += kernels
+        search.measured[res["config_key"]] = BuildRecord.from_json(res)
+        out += [KernelRecord.from_json(k) for k in kernels]
         bar.update(1)
     for key in sorted(found):                 # in key order, not arrival order (determinism)
         search.add_moves(found[key])

@@ -84,3 +84,53 @@ def test_run_outside_the_repo(venv, model, tmp_path):
     assert summary["outputs_match"] is True, summary
     if model == INT8:
         assert summary["ref_exact"] is True, summary
+
+
+# a firmware engineer's folder: files named like the ones the commands write, which are theirs
+USER_FILES = {"main.c": "int main(void) { return 0; }\n", "model.elf": "\x7fELF mine\n", "Makefile": "all:\n\tcc main.c\n",
+              "CMakeLists.txt": "project(mine C)\n", "kws.c": "/* my kws */\n", "kws.h": "/* my header */\n",
+              "kws.tar": "my archive\n", "report.json": "{\"mine\": true}\n", "network_report.txt": "mine\n",
+              "kws_q.onnx": "my model\n", "metadata.json": "{\"mine\": 1}\n"}
+
+
+def _checksums(d: Path) -> dict:
+    import hashlib
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+def test_every_command_from_a_users_folder_changes_none_of_its_files(venv, tmp_path):
+    """The fresh-venv trial: from a folder holding a user's files named like tinyfuse's outputs, each
+    command aimed at that folder stops with one error line (exit 2) and aimed at a new subfolder succeeds
+    (exit 0); the user's files are byte for byte what they were (sha256 before and after)."""
+    import numpy as np
+    import onnx
+    int8, flt = shared_or_skip("models", "onnx", "kws_ref_model.onnx"), shared_or_skip("models", "onnx", "kws_ref_model_float32.onnx")
+    d = tmp_path / "firmware"
+    d.mkdir()
+    for name, text in USER_FILES.items():
+        (d / name).write_text(text)
+    before = _checksums(d)
+    inp = onnx.load(str(flt)).graph.input[0]
+    shape = [x.dim_value or 1 for x in inp.type.tensor_type.shape.dim]
+    rng = np.random.default_rng(0)
+    np.savez(d / "cal.npz", **{inp.name: rng.standard_normal((4, *shape[1:])).astype(np.float32)})
+    q_in = onnx.load(str(int8)).graph.input[0].name
+    np.savez(d / "samples.npz", **{q_in: rng.integers(-128, 128, (3, *shape[1:])).astype(np.int8)})
+    before |= _checksums(d)
+    tf = venv / "tinyfuse"
+    refused = [[tf, "compile", int8, "-o", d, "--name", "kws"], [tf, "compile", int8, "--archive", d / "kws.tar"],
+               [tf, "run", int8, "--keep", d], [tf, "report", int8, "-o", d],
+               [tf, "quantize", flt, "--calibration", d / "cal.npz", "-o", d / "kws_q.onnx"],
+               [tf, "project", d, "--model", int8, "--target", "cortex-m4"]]
+    for cmd in refused:
+        proc = _run(cmd, d)
+        lines = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
+        assert proc.returncode == 2 and len(lines) == 1, (cmd, proc.returncode, proc.stderr[-1500:])
+    fine = [[tf, "compile", int8, "-o", d / "out", "--name", "kws"], [tf, "compile", int8, "--archive", d / "a" / "kws.tar"],
+            [tf, "run", int8, "--keep", d / "run"], [tf, "report", int8, "--json"],
+            [tf, "validate", int8, "--inputs", d / "samples.npz", "--json"],
+            [tf, "quantize", flt, "--calibration", d / "cal.npz", "-o", d / "q" / "kws_q.onnx"],
+            [tf, "project", d / "proj", "--model", int8, "--target", "cortex-m4"]]
+    for cmd in fine:
+        _ok(_run(cmd, d))
+    assert _checksums(d) == before

@@ -119,7 +119,7 @@ def test_parse_ram_limit_and_pareto_front():
         parse_bytes("2X")
     builds = [_build("a", 100, 0, 50), _build("b", 200, 0, 40, ["x"]), _build("c", 200, 0, 60, ["y"]),
               _build("d", 300, 0, 40, ["z"]), _build("e", 50, 0, 90, ["w"])]
-    assert [r["config_key"] for r in front(builds)] == ["e", "a", "b"]
+    assert [r.config_key for r in front(builds)] == ["e", "a", "b"]
 
 
 def test_compile_with_records_is_deterministic(tmp_path):

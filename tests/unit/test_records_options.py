@@ -46,8 +46,27 @@ def test_records_without_options_read_as_the_defaults():
 
 def test_one_selection_for_the_choice_and_the_limits():
     builds = [_build("d", 100, 800), _build("a", 80, 900, changes=["x"]), _build("b", 90, 800, changes=["y"])]
-    assert select(builds, 900)["config_key"] == "b"          # at the default's RAM (900 B with the stack)
-    assert select(builds, 1000)["config_key"] == "a"
+    assert select(builds, 900).config_key == "b"          # at the default's RAM (900 B with the stack)
+    assert select(builds, 1000).config_key == "a"
     with pytest.raises(TinyfuseError, match="smallest reachable is arena 800 B"):
         select(builds, 500)
     assert options_text(build_options(kernels="ref", disabled_passes=("poly_fuse",))) == "--kernels ref"
+
+
+def test_records_are_typed_and_read_every_earlier_line():
+    """JSON lines become BuildRecord / ChoiceRecord / KernelRecord / FailedRecord; fields a record does not
+    know are kept and written back; an earlier choice with only global "knobs" reads as that configuration
+    under the default options; a line of another kind is refused."""
+    from tinyfuse.cost.knobs import config_key
+    from tinyfuse.cost.records import BUILD_OPTION_DEFAULTS, BuildRecord, ChoiceRecord, KernelRecord, parse_record
+    line = _build("d", 100, 800) | {"seconds": 3.5, "worker": "w1"}
+    rec = parse_record(line)
+    assert isinstance(rec, BuildRecord) and rec.ram == 900 and rec.options == BUILD_OPTION_DEFAULTS
+    assert rec.to_json()["seconds"] == 3.5 and rec.to_json()["worker"] == "w1" and rec.to_json()["kind"] == "model"
+    old = parse_record({"kind": "choice", "model_hash": H, "target": T, "knobs": {"poly_fuse": False}})
+    assert isinstance(old, ChoiceRecord) and old.config == {"global": {"poly_fuse": False}}
+    assert old.config_key == config_key({"global": {"poly_fuse": False}})
+    k = parse_record({"kind": "kernel", "key": "k1", "variant": "arm_dsp", "instructions": 7})
+    assert isinstance(k, KernelRecord) and k.instructions == 7 and k.extra == {"variant": "arm_dsp"}
+    with pytest.raises(TinyfuseError, match="not a tuning record"):
+        parse_record({"my": "data"})
