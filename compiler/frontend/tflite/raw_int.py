@@ -11,7 +11,7 @@ element types the data-movement and add/sub/mul converters take by int16, int32 
 from __future__ import annotations
 
 from ...ir import Constant, call
-from .registry import CONVERTERS, TYPES, Graph, Op, activation, converter
+from .registry import CONVERTERS, RAW_TYPES, TYPES, Graph, Op, activation, converter
 
 RAW = ("int16", "int32", "uint32")
 CAST_TYPES = ("float32", "int8", "int16", "int32", "uint32", "bool")
@@ -22,6 +22,7 @@ WIDENED = {"RESHAPE": RAW, "SQUEEZE": RAW, "STRIDED_SLICE": RAW, "CONCATENATION"
 def _widen(name: str, extra: tuple[str, ...], raw_int8: bool = False) -> None:
     types, raw = TYPES.get(name, (("float32", "int8"), False))
     TYPES[name] = (tuple(dict.fromkeys((*types, *extra))), raw or raw_int8)
+    RAW_TYPES[name] = tuple(dict.fromkeys((*RAW_TYPES.get(name, ()), *(t for t in extra if t in RAW))))
 
 
 def _register(name: str, max_version: int, types: tuple[str, ...], fn, raw_int8: bool = False) -> None:

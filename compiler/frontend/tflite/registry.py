@@ -85,6 +85,9 @@ EFFECTS: dict[str, tuple[int, Callable]] = {}    # ops with no data input or out
 #: op → (element types its tensors may have, int8 tensors may lack quantization): ops declaring more than
 #: float32 and quantized int8 (``converter(types=..., raw_int8=...)``)
 TYPES: dict[str, tuple[tuple[str, ...], bool]] = {}
+#: per operator, the quantizable element types it also takes raw, without quantization parameters (int16
+#: through RESHAPE / CONCATENATION / ... of an audio front end: frontend/tflite/raw_int.py)
+RAW_TYPES: dict[str, tuple[str, ...]] = {}
 
 
 def converter(*names: str, max_version: int, types: tuple[str, ...] | None = None, raw_int8: bool = False):
@@ -241,7 +244,8 @@ def finish(y: Expr, op: Op, perm=None) -> Expr:
 
 def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool = False) -> None:
     """Every non-constant tensor of ``op`` has an ``allowed`` element type and, unless ``raw_int8``,
-    an int8 tensor has quantization parameters; activations are quantized per tensor."""
+    an int8 tensor (an int16 one, unless the op takes int16 raw: ``RAW_TYPES``) has quantization
+    parameters; activations are quantized per tensor."""
     for t in [*op.inputs, *op.outputs]:
         if t is None or t.data is not None:
             continue
@@ -249,7 +253,7 @@ def check_types(op: Op, allowed=("float32", "int8"), raw_int8: bool = False) -> 
             hint = "tinyfuse runs int8 (TFLite int8 spec), int16x8 and float32 models" + (
                 f"; {op.name} has no int16 (16x8) kernel" if t.dtype == "int16" else "")
             raise op.error(f"tensor '{t.name}' {t} has element type {t.dtype}", hint)
-        if t.dtype in QUANTIZED and not t.quantized and not raw_int8:
+        if t.dtype in QUANTIZED and not t.quantized and not raw_int8 and t.dtype not in RAW_TYPES.get(op.name, ()):
             raise op.error(f"{t.dtype} tensor '{t.name}' {t} has no quantization parameters")
         if t.quantized and t.scale.size > 1:
             raise op.error(f"activation tensor '{t.name}' {t} is quantized per axis; tinyfuse needs per-tensor "

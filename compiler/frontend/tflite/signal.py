@@ -19,7 +19,8 @@ from ...ir import Expr, call
 from ...ops.signal import SPECTRAL_KEYS
 from .registry import MULTI_OUTPUTS, Graph, Op, converter, reshape
 
-INT = ("float32", "int16", "int32", "uint32", "uint64", "bool")    # the element types the signal ops take
+INT = ("float32", "int16", "int32", "uint32", "uint64", "bool")    # the element types the signal ops take (raw: no
+# quantization parameters, unlike a 16x8 int16 activation; converters take raw_int8=True)
 TFLITE_TYPES = {7: "int16", 2: "int32", 0: "float32"}     # the "T" option (schema TensorType)
 
 
@@ -71,7 +72,7 @@ def _assign(g: Graph, op: Op, what: str, value: Expr) -> None:
     g.states.assign_kernel_state(("kernel", op.index, what), value, op)
 
 
-@converter("CUSTOM 'SignalWindow'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalWindow'", max_version=1, types=INT, raw_int8=True)
 def convert_window(g: Graph, op: Op):
     o = options(op, ("shift",))
     x, w = op.inputs[0], op.inputs[1] if len(op.inputs) > 1 else None
@@ -82,7 +83,7 @@ def convert_window(g: Graph, op: Op):
     return reshape(y, x.shape, op.span)
 
 
-@converter("CUSTOM 'SignalFftAutoScale'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalFftAutoScale'", max_version=1, types=INT, raw_int8=True)
 def convert_fft_auto_scale(g: Graph, op: Op):
     x = op.inputs[0]
     _check(op, len(op.outputs) == 2 and len(x.shape) == 1 and x.dtype == "int16" and op.outputs[0].shape == x.shape
@@ -93,7 +94,7 @@ def convert_fft_auto_scale(g: Graph, op: Op):
     return [y, reshape(call("cast", bits, dtype="int32", span=op.span), (), op.span)]
 
 
-@converter("CUSTOM 'SignalRfft'", "CUSTOM 'SignalIrfft'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalRfft'", "CUSTOM 'SignalIrfft'", max_version=1, types=INT, raw_int8=True)
 def convert_fft(g: Graph, op: Op):
     o = options(op, ("T", "fft_length"))
     x, out = op.inputs[0], op.outputs[0]
@@ -106,7 +107,7 @@ def convert_fft(g: Graph, op: Op):
     return call("signal.irfft" if inverse else "signal.rfft", g.value(x), fft_length=n, span=op.span)
 
 
-@converter("CUSTOM 'SignalEnergy'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalEnergy'", max_version=1, types=INT, raw_int8=True)
 def convert_energy(g: Graph, op: Op):
     o = options(op, ("end_index", "start_index"))
     x, out = op.inputs[0], op.outputs[0]
@@ -115,7 +116,7 @@ def convert_energy(g: Graph, op: Op):
     return call("signal.energy", g.value(x), start_index=o["start_index"], end_index=o["end_index"], span=op.span)
 
 
-@converter("CUSTOM 'SignalFilterBank'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalFilterBank'", max_version=1, types=INT, raw_int8=True)
 def convert_filter_bank(g: Graph, op: Op):
     o = options(op, ("num_channels",))
     _check(op, len(op.inputs) == 6 and all(t is not None for t in op.inputs) and op.outputs[0].dtype == "uint64"
@@ -123,21 +124,21 @@ def convert_filter_bank(g: Graph, op: Op):
     return call("signal.filter_bank", *(g.value(t) for t in op.inputs), num_channels=o["num_channels"], span=op.span)
 
 
-@converter("CUSTOM 'SignalFilterBankSquareRoot'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalFilterBankSquareRoot'", max_version=1, types=INT, raw_int8=True)
 def convert_filter_bank_sqrt(g: Graph, op: Op):
     x, bits = op.inputs[0], op.inputs[1] if len(op.inputs) > 1 else None
     _check(op, bits is not None and bits.shape == () and op.outputs[0].shape == x.shape, "needs uint64 [C], int32 []")
     return call("signal.filter_bank_sqrt", g.value(x), reshape(g.value(bits), (1,), op.span), span=op.span)
 
 
-@converter("CUSTOM 'SignalFilterBankLog'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalFilterBankLog'", max_version=1, types=INT, raw_int8=True)
 def convert_filter_bank_log(g: Graph, op: Op):
     o = options(op, ("input_correction_bits", "output_scale"))
     _check(op, op.outputs[0].shape == op.inputs[0].shape, "needs uint32 [C] → int16 [C]")
     return call("signal.filter_bank_log", g.value(op.inputs[0]), span=op.span, **o)
 
 
-@converter("CUSTOM 'SignalFilterBankSpectralSubtraction'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalFilterBankSpectralSubtraction'", max_version=1, types=INT, raw_int8=True)
 def convert_spectral_subtraction(g: Graph, op: Op):
     o = options(op, SPECTRAL_KEYS)
     x, c = op.inputs[0], o["num_channels"]
@@ -150,7 +151,7 @@ def convert_spectral_subtraction(g: Graph, op: Op):
     return [y, est]
 
 
-@converter("CUSTOM 'SignalPCAN'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalPCAN'", max_version=1, types=INT, raw_int8=True)
 def convert_pcan(g: Graph, op: Op):
     o = options(op, ("snr_shift",))
     _check(op, len(op.inputs) == 3 and all(t is not None for t in op.inputs), "needs input, noise estimate, gain table")

@@ -21,7 +21,7 @@ def _valid(g: Graph, op: Op, count: Expr, span: str) -> Expr:
     return reshape(call("cast", valid, dtype="bool", span=span), (), span)
 
 
-@converter("CUSTOM 'SignalFramer'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalFramer'", max_version=1, types=INT, raw_int8=True)
 def convert_framer(g: Graph, op: Op):
     o = options(op, ("frame_size", "frame_step", "prefill"))
     x, out = op.inputs[0], op.outputs[0]
@@ -46,7 +46,7 @@ def convert_framer(g: Graph, op: Op):
     return [frames, _valid(g, op, count, op.span)]
 
 
-@converter("CUSTOM 'SignalStacker'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalStacker'", max_version=1, types=INT, raw_int8=True)
 def convert_stacker(g: Graph, op: Op):
     o = options(op, ("num_channels", "stacker_left_context", "stacker_right_context", "stacker_step"))
     x, out = op.inputs[0], op.outputs[0]
@@ -66,7 +66,7 @@ def convert_stacker(g: Graph, op: Op):
     return [frame, _valid(g, op, counted, op.span)]
 
 
-@converter("CUSTOM 'SignalOverlapAdd'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalOverlapAdd'", max_version=1, types=INT, raw_int8=True)
 def convert_overlap_add(g: Graph, op: Op):
     o = options(op, ("T", "frame_step"))
     x, out = op.inputs[0], op.outputs[0]
@@ -84,7 +84,7 @@ def convert_overlap_add(g: Graph, op: Op):
     return y
 
 
-@converter("CUSTOM 'SignalDelay'", max_version=1, types=INT)
+@converter("CUSTOM 'SignalDelay'", max_version=1, types=INT, raw_int8=True)
 def convert_delay(g: Graph, op: Op):
     o = options(op, ("delay_length",))
     x, out = op.inputs[0], op.outputs[0]
