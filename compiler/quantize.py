@@ -249,8 +249,9 @@ def quantize_text(s: dict, model: str, calibration: str) -> str:
         f"quantized nodes: {ops or 'none'}",
         f"onnxruntime, quantized vs float on the calibration samples: top-1 agreement {s['top1_agreement']:.2%}, "
         f"max |error| {s['max_abs_error']:.4g}",
-        *(["note: tinyfuse compiles int8 activations; this 16x8 model runs in onnxruntime, tinyfuse refuses its int16 "
-           "QuantizeLinear"] if s["activations"] == "int16" else []),
+        *(["note: 16x8: tinyfuse requantizes the integer accumulators, onnxruntime quantizes float results between "
+           "its DequantizeLinear/QuantizeLinear: expect a few int16 steps between them"] if s["activations"] == "int16"
+          else []),
         f"next: tinyfuse validate {s['output']} --float-model {model} --inputs {calibration}"])
 
 

@@ -1,4 +1,4 @@
-"""The int8 convolution family (anchor ``qnn.conv2d``): its implementations, best first, per mode.
+"""The int8 and 16x8 convolution family (anchor ``qnn.conv2d``): its implementations, best first, per mode.
 
 normal / pixel_buffer (the kernel may also run in place through a pixel buffer, in ``Group.order``):
   ``conv2d.skip_zero_dsp``, ``conv2d.skip_zero``  --skip-zero-activations: a batch-1 pointwise conv
@@ -9,6 +9,8 @@ normal / pixel_buffer (the kernel may also run in place through a pixel buffer, 
       ``quad_epilogue`` form); ``conv2d.arm_mve``  Helium 2 x 2 blocks, scalar epilogue;
       ``depthwise.arm_mve``  Helium depthwise (multiplier 1, the ``epilogue_constants`` form);
   ``conv2d.arm_dsp``  SMLAD blocks, groups 1; ``depthwise.arm_dsp``  SXTAB16 channel quads;
+  ``conv2d.arm_dsp_s16``  16x8 (int16 input) SMLAD blocks, groups 1 (lower/conv/dsp_s16.py);
+  ``depthwise.arm_dsp_s16``  16x8 depthwise, SMLAD on pairs of taps (lower/conv/depthwise_dsp_s16.py);
   ``conv2d.ref`` (normal) / ``conv2d.pixel_buffer`` (pixel_buffer)  portable C.
 dw_plane (in-place depthwise, multiplier 1: the memory plan offers it only for such groups):
   ``depthwise.dw_plane_sparse``, ``depthwise.dw_plane_arm_mve``, ``depthwise.dw_rows_arm_dsp`` (a
@@ -206,6 +208,44 @@ def _dw_dsp(g: Group) -> str | None:
                   unroll_reason(geo), in_place_reason(g, geo))
 
 
+def s16_accumulator_reason(w2d: np.ndarray) -> str | None:
+    """Why the 16x8 SMLAD kernels' int32 accumulators could differ from TFLM's int64 sum of [O][K]
+    weights ``w2d`` (32768 · Σ_k |w[o, k]| reaches 2^31 for some channel o), or None: then every partial
+    sum of int16 inputs fits int32 and equals the int64 one."""
+    bound = 32768 * np.abs(w2d.astype(np.int64)).sum(axis=1)
+    if np.any(bound >= I32):
+        return f"32768 · Σ|w| of a channel reaches {int(bound.max())} >= 2^31: the int64 portable kernel"
+    return None
+
+
+def s16_conv_reason(anchor) -> str | None:
+    """Why ``conv2d.arm_dsp_s16`` cannot take ``anchor`` (int16 input with zero point 0, constant int8
+    OHWI weights, NHWC, the int32 accumulator bound), or None."""
+    x, w = anchor.args
+    if x.ty.dtype != "int16":
+        return f"input dtype {x.ty.dtype}, not int16"
+    if not (isinstance(w, Constant) and w.ty.dtype == "int8"):
+        return "weights are not a constant int8 tensor"
+    a = anchor.attrs
+    if a["data_layout"] != "NHWC" or a["kernel_layout"] != "OHWI" or a["input_layout"] is not None:
+        return f"layout {a['data_layout']}/{a['kernel_layout']} (input {a['input_layout']}), not NHWC/OHWI"
+    if a["input_zero_point"]:
+        return "an int16 input zero point (its offset does not fit the int16 lanes)"
+    return s16_accumulator_reason(w.value.reshape(w.ty.shape[0], -1))
+
+
+@implementation(QCONV, "conv2d.arm_dsp_s16", needs="arm_dsp", applies=groups1)
+def _dsp_s16(g: Group) -> str | None:
+    return _first(s16_conv_reason(g.anchor), flat_operands_reason(g.epi_ops, g.anchor.ty.shape, (1, 2)))
+
+
+@implementation(QCONV, "depthwise.arm_dsp_s16", needs="arm_dsp", applies=grouped)
+def _dw_dsp_s16(g: Group) -> str | None:
+    geo = _geo(g)
+    return _first(s16_conv_reason(g.anchor), f"grouped conv with {geo.Cg} channels per group" if geo.C != geo.G else None,
+                  unroll_reason(geo))
+
+
 @implementation(QCONV, "conv2d.ref")
 def _ref(g: Group) -> str | None:
     return None
@@ -313,4 +353,4 @@ def _chain_ref(g: Group) -> str | None:
 
 
 __all__ = ["dw_rows_applies", "dw_rows_columns", "dw_rows_requant", "in_place_reason", "int8_conv_reason",
-           "skip_zero_reason", "sparse_entry", "unroll_reason", "MAX_UNROLLED_TAPS"]
+           "s16_accumulator_reason", "skip_zero_reason", "sparse_entry", "unroll_reason", "MAX_UNROLLED_TAPS"]

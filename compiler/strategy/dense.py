@@ -4,7 +4,7 @@ conv and fully connected layers (``nn.conv2d``, ``nn.matmul``: the FPU kernels),
 
 ``qnn.matmul`` (normal mode only: no in-place matmul kernel), best first: ``matmul.skip_zero_dsp`` /
 ``matmul.skip_zero`` (--skip-zero-activations), ``matmul.sparse_pairs`` / ``matmul.sparse`` (the
-sparse decision), ``matmul.arm_mve``, ``matmul.arm_dsp``, ``matmul.ref``.
+sparse decision), ``matmul.arm_mve``, ``matmul.arm_dsp``, ``matmul.arm_dsp_s16`` (16x8), ``matmul.ref``.
 ``nn.conv2d``: ``conv2d_f32.arm_fpu`` (groups 1 or depthwise), ``conv2d_f32.ref``;
 ``nn.matmul``: ``matmul_f32.arm_fpu``, ``matmul_f32.ref``.
 ``horizontal``: ``horizontal.arm_mve`` / ``horizontal.arm_dsp`` (each branch runs that variant's
@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..ir import Constant, Var
 from ..ir.group import split_group
 from ..ops.conv_geom import ConvGeom
-from .conv import sparse_entry
+from .conv import s16_accumulator_reason, sparse_entry
 from .core import Group, choose_isa, implementation
 from .epilogue import flat_operands_reason
 
@@ -95,6 +95,20 @@ def _fc_mve(g: Group) -> str | None:
 @implementation(QMATMUL, "matmul.arm_dsp", needs="arm_dsp")
 def _fc_dsp(g: Group) -> str | None:
     return fc_reason(g)
+
+
+@implementation(QMATMUL, "matmul.arm_dsp_s16", needs="arm_dsp")
+def _fc_dsp_s16(g: Group) -> str | None:
+    """16x8 fully connected (lower/conv/dsp_s16.py): int16 input with zero point 0, constant int8 [K][N]
+    weights within the int32 accumulator bound, an epilogue that flattens over the leading axes."""
+    a, b = g.anchor.args
+    if a.ty.dtype != "int16" or g.anchor.attrs.get("input_zero_point", 0):
+        return f"input dtype {a.ty.dtype} (zero point {g.anchor.attrs.get('input_zero_point', 0)}), not int16 with 0"
+    if not (isinstance(b, Constant) and b.ty.dtype == "int8" and b.ty.ndim == 2):
+        return "weights are not a constant int8 matrix"
+    out_shape = g.anchor.ty.shape
+    flat = flat_operands_reason(g.epi_ops, out_shape, tuple(range(len(out_shape) - 1))) if len(out_shape) >= 2 else None
+    return flat or s16_accumulator_reason(b.value.T)
 
 
 @implementation(QMATMUL, "matmul.ref")

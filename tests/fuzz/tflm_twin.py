@@ -29,6 +29,7 @@ any SIMD variant of the target), and a table per shape class shows that coverage
     python -m tests.fuzz.tflm_twin --qemu cortex-m55 --count 200           # SIMD + float draws under qemu
     python -m tests.fuzz.tflm_twin --seed 17 --count 1 --show              # one model, its parameters and outcome
     python -m tests.fuzz.tflm_twin --ops CONV_2D,MEAN --count 200          # only some ops (or a group: simd, float)
+    python -m tests.fuzz.tflm_twin --variant arm_dsp --ops dsp16 --count 300   # the 16x8 arm_dsp_s16 kernels
 """
 from __future__ import annotations
 
@@ -99,7 +100,8 @@ OPS = {
     **{f"{op}(i16)": P(d16.draw_pool, opcode=op) for op in ("MAX_POOL_2D", "AVERAGE_POOL_2D")},
     **{f"{op}(i16)": P(d16.draw_activation, opcode=op) for op in ("SOFTMAX", "LOGISTIC", "TANH")},
     "QUANTIZE(i16)": d16.draw_quantize, "MOVE(i16)": d16.draw_move, "MEAN(i16)": d16.draw_mean,
-    "DW>CONV>ADD(i16)": d16.draw_chain,
+    "DW>CONV>ADD(i16)": d16.draw_chain, "SIMD CONV_2D(i16)": d16.draw_conv_simd,
+    "SIMD FULLY_CONNECTED(i16)": P(d16.draw_fc, simd=True), "SIMD DEPTHWISE_CONV_2D(i16)": d16.draw_dw_simd,
     **dsig.DRAWS,     # TFLM's signal library (twin_draw_signal.py)
     # element-wise math, comparisons and logic in every TFLM type (twin_draw_elem.py)
     **de.OPS,
@@ -115,12 +117,16 @@ SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "
              "CONV>DW>CONV", "SIMD POOL"] * 2 + ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CONV+ADD", "DW+CONV",
                                                  "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
 INT16 = [o for o in OPS if o.endswith("(i16)") and o not in de.OPS]       # the 16x8 draws
+# the 16x8 draws whose kernels have arm_dsp variants (conv2d / depthwise / matmul .arm_dsp_s16)
+DSP_INT16 = ["SIMD CONV_2D(i16)", "SIMD FULLY_CONNECTED(i16)", "CONV_2D(i16)", "FULLY_CONNECTED(i16)", "DW>CONV>ADD(i16)",
+             "SIMD DEPTHWISE_CONV_2D(i16)", "DEPTHWISE_CONV_2D(i16)"]
 DETECTION = list(ddet.DRAWS)
 GROUPS = {"all": list(OPS), "struct": STRUCT, "simd": SIMD_INT8, "float": FLOAT, "int16": INT16, "signal": list(dsig.DRAWS),
           "elem": list(de.OPS), "detection": DETECTION,
           "int8": [o for o in OPS if o not in FLOAT and o not in INT16 and o not in dsig.DRAWS and o not in de.NOT_INT8
                    and o not in DETECTION],
-          "dsp": [o for o in SIMD_INT8 if "POOL" not in o]}          # Cortex-M4 has no SIMD pool
+          "dsp": [o for o in SIMD_INT8 if "POOL" not in o],          # Cortex-M4 has no SIMD pool
+          "dsp16": DSP_INT16}
 DEFAULT_GROUP = {"ref": "all", "arm_dsp": "dsp", "arm_mve": "simd", "arm_fpu": "float"}
 STATUSES = ("exact", "tflm wraps", "tflm refused", "tf refused", "failure")
 

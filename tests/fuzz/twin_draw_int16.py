@@ -54,12 +54,15 @@ def _acc_q(rng, in_q, ws, taps: int) -> tuple[float, int]:
 
 
 # ----------------------------------------------------------------------------- weighted ops
-def _conv(rng, net, x_t, x_shape, in_q, depthwise: bool):
-    k, s, d, pad = _conv_geometry(rng, x_shape, depthwise)
-    mult = int(rng.integers(1, 4)) if depthwise else 0
-    oc = x_shape[3] * mult if depthwise else dim(rng, 9)
+def _conv(rng, net, x_t, x_shape, in_q, depthwise: bool, spread: bool = True, geometry=None, oc: int = 0):
+    """One 16x8 conv layer; ``spread`` False: weight scales within a factor 4 (fewer channels where TFLM's
+    arithmetic leaves int32, for chains, where one such channel masks the whole output); ``geometry``
+    (kernel, stride, dilation, padding) and ``oc``: drawn when not given."""
+    k, s, d, pad = geometry or _conv_geometry(rng, x_shape, depthwise)
+    mult = (int(rng.integers(1, 4)) if geometry is None or rng.random() < 0.3 else 1) if depthwise else 0
+    oc = x_shape[3] * mult if depthwise else (oc or dim(rng, 9))
     w = rng.integers(-127, 128, (1, *k, oc) if depthwise else (oc, *k, x_shape[3])).astype(np.int8)
-    ws = weight_scales(rng, oc)
+    ws = weight_scales(rng, oc) if spread else (2.0 ** rng.uniform(-10, -4) * rng.uniform(0.5, 2.0, oc)).astype(np.float32)
     b = _bias(rng, oc)
     if depthwise and (b is None or b.dtype != np.int64):   # TFLM's int16 depthwise reads an int64 bias
         b = np.zeros(oc, np.int64) if b is None else b.astype(np.int64)
@@ -85,9 +88,41 @@ def draw_conv(rng, depthwise: bool = False) -> Draw:
     return Draw(op + "(i16)", net.build([y]), [x], dict(x=list(x_shape), in_q=list(in_q), **params), wrap)
 
 
-def draw_fc(rng) -> Draw:
-    k, n = dim(rng, 40), dim(rng, 12)
-    x_shape = (dim(rng, 4), k)
+def draw_conv_simd(rng) -> Draw:
+    """A 16x8 CONV_2D in the shape classes of the arm_dsp s16 kernel: pointwise with C % 4 == 0 (input read
+    in place), C % 4 != 0 and windows (im2col pairs, zero-padded reduction), long reductions (the step
+    loop), 1..16 output channels (blocks of 3 and their tails), 1..2 batches."""
+    c = pick(rng, [4, 8, 12, 16, 32, 3, 5, 6, 1])
+    x_shape = (1 if rng.random() < 0.85 else 2, int(rng.integers(1, 8)), int(rng.integers(1, 8)), c)
+    geometry = ((1, 1), (1, 1), (1, 1), "VALID") if rng.random() < 0.4 else None
+    in_q = q16(rng)
+    x = int16_data(rng, x_shape)
+    net = Net()
+    y, _, _, wrap, params = _conv(rng, net, net.input(x_shape, in_q, I16), x_shape, in_q, False,
+                                  geometry=geometry, oc=int(rng.integers(1, 17)))
+    return Draw("SIMD CONV_2D(i16)", net.build([y]), [x], dict(x=list(x_shape), in_q=list(in_q), **params), wrap)
+
+
+def draw_dw_simd(rng) -> Draw:
+    """A 16x8 DEPTHWISE_CONV_2D in the shape classes of the arm_dsp s16 kernel: even and odd channel counts
+    (channel pairs and the last single channel), multiplier 1 mostly (pairs) or 2..3 (single channels),
+    3x3 windows with SAME padding (the zero row) beside drawn ones (odd tap counts: the zero-weight tap)."""
+    c = pick(rng, [2, 4, 8, 16, 24, 3, 7, 1])
+    x_shape = (1, int(rng.integers(1, 10)), int(rng.integers(1, 10)), c)
+    geometry = ((3, 3), (int(rng.integers(1, 3)),) * 2, (1, 1), "SAME") if rng.random() < 0.5 else None
+    in_q = q16(rng)
+    x = int16_data(rng, x_shape)
+    net = Net()
+    y, _, _, wrap, params = _conv(rng, net, net.input(x_shape, in_q, I16), x_shape, in_q, True, geometry=geometry)
+    return Draw("SIMD DEPTHWISE_CONV_2D(i16)", net.build([y]), [x], dict(x=list(x_shape), in_q=list(in_q), **params),
+                wrap)
+
+
+def draw_fc(rng, simd: bool = False) -> Draw:
+    """A 16x8 FULLY_CONNECTED; ``simd``: the arm_dsp s16 kernel's shape classes (K of whole groups of 4
+    or with a tail, up to 160; 1..6 rows; 1..16 columns)."""
+    k, n = (int(rng.integers(1, 161)), int(rng.integers(1, 17))) if simd else (dim(rng, 40), dim(rng, 12))
+    x_shape = (int(rng.integers(1, 7)) if simd else dim(rng, 4), k)
     in_q = q16(rng)
     x = int16_data(rng, x_shape)
     w = rng.integers(-127, 128, (n, k)).astype(np.int8)
@@ -108,7 +143,7 @@ def draw_fc(rng) -> Draw:
     wrap = wraps(bound, m) if b is not None and b.dtype == np.int32 else _wrap64(bound, m)
     params = dict(x=list(x_shape), n=n, in_q=list(in_q), out_q=list(out_q), per_channel=per_channel, act=act,
                   bias=None if b is None else str(b.dtype))
-    return Draw("FULLY_CONNECTED(i16)", net.build([y]), [x], params, wrap)
+    return Draw(("SIMD " if simd else "") + "FULLY_CONNECTED(i16)", net.build([y]), [x], params, wrap)
 
 
 # ----------------------------------------------------------------------------- element-wise
@@ -258,14 +293,14 @@ def draw_mean(rng) -> Draw:
 
 
 def draw_chain(rng) -> Draw:
-    """DEPTHWISE → CONV (1x1) → ADD of the conv input, all int16: the DS-CNN block."""
+    """DEPTHWISE → CONV → ADD of the block's input where the shapes allow, all int16 (a DS-CNN block)."""
     x_shape = (1, dim(rng, 7), dim(rng, 7), dim(rng, 6))
     in_q = q16(rng)
     x = int16_data(rng, x_shape)
     net = Net()
     x_t = net.input(x_shape, in_q, I16)
-    y, y_shape, q1, wrap1, p1 = _conv(rng, net, x_t, x_shape, in_q, True)
-    z, z_shape, q2, wrap2, p2 = _conv(rng, net, y, y_shape, q1, False)
+    y, y_shape, q1, wrap1, p1 = _conv(rng, net, x_t, x_shape, in_q, True, spread=False)
+    z, z_shape, q2, wrap2, p2 = _conv(rng, net, y, y_shape, q1, False, spread=False)
     out_q = (f32(max(q2[0], in_q[0]) * 2.0 ** rng.uniform(-1, 2)), 0)
     if z_shape == x_shape:
         z = tm.binary(net, "ADD", z, x_t, z_shape, out_q, "NONE", I16)

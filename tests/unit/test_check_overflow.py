@@ -60,3 +60,20 @@ def test_real_int8_models_are_proven_safe(model):
     bounds = accumulator_bounds(result.module)
     assert bounds and all(b.safe for b in bounds)
     assert max(b.bound for b in bounds) < INT32_LIMIT // 4     # a wide margin on real models
+
+
+def test_int64_accumulator_of_a_16x8_layer_is_not_an_int32_bound(tmp_path):
+    """A 16x8 FULLY_CONNECTED sums in int64 (TFLM's int16 kernel): no OverflowWarning although
+    32768 · Σ|w| passes 2^31."""
+    from tests.builders.tflm_twin_models import Net
+    net = Net()
+    x = net.input((1, 600), (1e-3, 0), "int16")
+    w = net.weights(np.full((4, 600), 127, np.int8), 1e-3, 0)
+    b = net.bias(np.zeros(4, np.int64), 1e-3, np.full(4, 1e-3, np.float32))
+    y = net.op("FULLY_CONNECTED", [x, w, b], net.act((1, 4), (0.5, 0), dtype="int16"), "FullyConnectedOptions")
+    model = tmp_path / "fc16.tflite"
+    model.write_bytes(net.build([y]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OverflowWarning)
+        result = compile_model(str(model), target="cortex-m4")
+    assert {k.kind for k in result.kernels} & {"matmul.ref"}, [k.kind for k in result.kernels]

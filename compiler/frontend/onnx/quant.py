@@ -8,7 +8,8 @@ here into the same QDQ form, so one pass legalizes both:
     QLinearConv(x, sx, zx, W, sw, zw, sy, zy, B)  →  quantize(conv(dq(x), dq(W)) + dq(B), sy, zy)
 
 Activations are int8 or uint8 (legalize_qdq first shifts uint8 tensors to int8 with zero point
-z − 128, exactly: passes/shift_uint8.py); anything else is a clear error.
+z − 128, exactly: passes/shift_uint8.py), or int16 in QDQ form (16x8, onnxruntime's QInt16 activations:
+legalize_qdq's int16 rules); anything else is a clear error.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import numpy as np
 from ...ir import Constant, Expr, call
 from .registry import CONVERTERS, Node, const_value, converter, scalar_value
 
-QUANT_DTYPES = ("int8", "uint8", "int32")
+QUANT_DTYPES = ("int8", "uint8", "int16", "int32")
 MS_DOMAIN_OPS = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearSoftmax", "QGemm",
                  "QLinearSigmoid", "QLinearConcat"}
 # (fewest, most) inputs the converters below read, trailing optional inputs included (onnxruntime's
@@ -43,8 +44,8 @@ def _params(node: Node, scale: Expr, zp: Expr | None, dtype: str):
     if s.size == 0 or not np.all(np.isfinite(s) & (s > 0)):
         raise node.error(f"quantization scale {s.reshape(-1)[:4].tolist()} is not positive and finite")
     z = const_value(node, zp, "zero_point") if zp is not None else np.zeros((), dtype)
-    if z.dtype == np.int16 or dtype in ("int16", "uint16"):
-        raise node.error("int16 quantization is not supported", "quantize activations to int8")
+    if z.dtype == np.uint16 or dtype == "uint16":
+        raise node.error("uint16 quantization is not supported", "quantize activations to int8 or int16 (16x8)")
     s = float(s.reshape(())) if s.size == 1 else s
     z = int(z.reshape(())) if z.size == 1 else z.astype(np.int64)
     return s, z
@@ -52,7 +53,7 @@ def _params(node: Node, scale: Expr, zp: Expr | None, dtype: str):
 
 def dequantize(node: Node, x: Expr, scale: Expr, zp: Expr | None, axis: int = 1) -> Expr:
     if x.ty.dtype not in QUANT_DTYPES:
-        raise node.error(f"DequantizeLinear of {x.ty.dtype} is not supported (int8, uint8, int32 only)")
+        raise node.error(f"DequantizeLinear of {x.ty.dtype} is not supported (int8, uint8, int16, int32 only)")
     s, z = _params(node, scale, zp, x.ty.dtype)
     if (np.ndim(s) or np.ndim(z)) and not isinstance(x, Constant):
         raise node.error("per-axis dequantization of an activation is not supported (weights only)")
@@ -65,8 +66,8 @@ def dequantize(node: Node, x: Expr, scale: Expr, zp: Expr | None, axis: int = 1)
 
 def quantize(node: Node, x: Expr, scale: Expr, zp: Expr | None, axis: int = 1) -> Expr:
     out_dtype = str(const_value(node, zp, "zero_point").dtype) if zp is not None else "uint8"
-    if out_dtype not in ("int8", "uint8"):
-        raise node.error(f"QuantizeLinear to {out_dtype} is not supported (int8, uint8 only)")
+    if out_dtype not in ("int8", "uint8", "int16"):
+        raise node.error(f"QuantizeLinear to {out_dtype} is not supported (int8, uint8, int16 only)")
     s, z = _params(node, scale, zp, out_dtype)
     if np.ndim(s) or np.ndim(z):
         raise node.error("per-axis quantization of an activation is not supported")
