@@ -417,13 +417,13 @@ def _with_version(model: bytes, version: int) -> bytes:
 
 def test_unsupported_operator_is_a_one_line_error(tmp_path):
     oo = tflm_oneop()
-    model = _float_model(oo, "SQUARED_DIFFERENCE", [(1, 4, 4, 3), (1, 4, 4, 3)], (1, 4, 4, 3))
+    model = _float_model(oo, "SEGMENT_SUM", [(1, 4, 4, 3), (1, 4, 4, 3)], (1, 4, 4, 3))
     with pytest.raises(TinyfuseError) as e:
         compile_model(model)
     msg = str(e.value)
-    assert "\n" not in msg and msg.startswith("operator 0 (SQUARED_DIFFERENCE v1, inputs [1, 4, 4, 3] float32")
+    assert "\n" not in msg and msg.startswith("operator 0 (SEGMENT_SUM v1, inputs [1, 4, 4, 3] float32")
     assert "not supported" in msg and "CONV_2D" in msg
-    path = tmp_path / "sqdiff.tflite"
+    path = tmp_path / "segsum.tflite"
     path.write_bytes(model)
     assert cli_main(["compile", str(path), "-o", str(tmp_path / "out")]) == 2
 
