@@ -90,6 +90,8 @@ def _step_api(result) -> dict | None:
 
 
 def emit_sources(result, pool, version: str) -> dict[str, str]:
+    """The generated files of a compiled model: <name>.h/.c/_weights.c, the build fragments (.mk, .cmake),
+    the runtime headers its kernels include, and metadata.json."""
     name = result.name
     spec = getattr(result, "specialization", None)
     check_labels(getattr(result, "labels", ()), result.outputs)
@@ -105,12 +107,8 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         arena_align=f"{name.upper()}_ALIGN" if result.placement.align >= ARENA_ALIGN else str(ARENA_ALIGN),
         labels=[c_string(n) for n in getattr(result, "labels", ())],
         specialized=[c_comment(line) for line in spec.lines()] if spec else [],
+        extra_includes=_runtime_headers(result.kernels),
     )
-    uses_quant = any(op.startswith("qnn.") for k in result.kernels for op in k.ops)
-    ctx["extra_includes"] = [QUANT_HEADER] if uses_quant else []
-    ctx["extra_includes"] += sorted({h for k in result.kernels for h in k.headers} - {QUANT_HEADER})
-    if any("tf16_" in k.code for k in result.kernels):     # after quant.h: it uses tf_mbqm
-        ctx["extra_includes"].insert(1, QUANT16_HEADER)
     files = {
         f"{name}.h": template("model/model.h.j2").render(**ctx),
         f"{name}.c": template("model/model.c.j2").render(**ctx),
@@ -121,14 +119,32 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
     }
     for h in ctx["extra_includes"]:   # hand-written int8 arithmetic and SIMD helpers travel with the sources
         files[h] = RUNTIME_HEADERS[h].read_text()
-    files["metadata.json"] = json.dumps({
-        "version": MANIFEST_VERSION, "tinyfuse": version, "model": name, "model_hash": result.model_hash,
+    files["metadata.json"] = _metadata(result, version, sorted([*files, "metadata.json"]), (in_q, out_q), spec)
+    return files
+
+
+def _runtime_headers(kernels) -> list[str]:
+    """The runtime headers the kernels include, in include order: quant.h first (when a qnn op runs),
+    quant16.h after it (it uses tf_mbqm), then the others sorted."""
+    uses_quant = any(op.startswith("qnn.") for k in kernels for op in k.ops)
+    out = [QUANT_HEADER] if uses_quant else []
+    out += sorted({h for k in kernels for h in k.headers} - {QUANT_HEADER})
+    if any("tf16_" in k.code for k in kernels):
+        out.insert(1, QUANT16_HEADER)
+    return out
+
+
+def _metadata(result, version: str, files: list[str], quant, spec) -> str:
+    """metadata.json of a compiled model (README "metadata.json"): ``quant`` = (input, output) quantization."""
+    in_q, out_q = quant
+    return json.dumps({
+        "version": MANIFEST_VERSION, "tinyfuse": version, "model": result.name, "model_hash": result.model_hash,
         "arena_bytes": result.arena_bytes, **({"io_buffers": "caller"} if result.io_caller else {}),
         **({"state_bytes": result.state_bytes, "states": [
             vars(t) | {"shape": list(t.shape)} for t in result.states]} if result.states else {}),
         "naive_bytes": result.naive_bytes, "weights_bytes": result.weights_bytes,
         "macs": result.macs, "planner": result.plan.planner, "lower_bound": result.plan.lower_bound,
-        "files": sorted([*files, "metadata.json"]),
+        "files": files,
         "inputs": _io_json(result.inputs, in_q), "outputs": _io_json(result.outputs, out_q),
         **({"labels": list(result.labels)} if getattr(result, "labels", ()) else {}),
         **({"specialization": spec.as_json()} if spec else {}),
@@ -140,4 +156,3 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         "buffers": [{"name": b.name, "size": b.size, "first": b.first, "last": b.last,
                      "offset": result.plan.offsets[b.name]} for b in result.buffers],
     }, indent=1) + "\n"
-    return files

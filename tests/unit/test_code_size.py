@@ -29,11 +29,7 @@ COMPLEX = {"compiler/cost/features.py:kernel_features", "compiler/harness/qemu.p
            "compiler/frontend/tflite/reader.py:_tensor", "compiler/passes/sparse_weights.py:_candidate",
            "compiler/memory/arena.py:kernel_graph", "compiler/quantize.py:fold_constant_dequantize",
            "compiler/frontend/tflite/svdf.py:convert_svdf", "compiler/driver.py:_lower_and_plan",
-           "compiler/strategy/epilogue.py:_epilogue_parts",
-           # the operator branches, written before the bound: split when next touched
-           "compiler/codegen/emit.py:emit_sources", "compiler/frontend/onnx/patterns.py:match_layer_norm",
-           "compiler/frontend/onnx/reader.py:convert_nodes", "compiler/frontend/onnx/specialize.py:_apply_shape",
-           "compiler/frontend/onnx/specialize.py:specialize"}
+           "compiler/strategy/epilogue.py:_epilogue_parts"}
 
 
 def _sources(*dirs: str):

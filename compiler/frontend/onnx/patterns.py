@@ -218,19 +218,33 @@ def match_layer_norm(v: View, end):
     if mean is None or mean.input[0] != x or add is None:
         return None
     axes = _axes(v, mean)
+    if axes is None:
+        return None
     for var_name, eps_name in (add.input[:2], add.input[1::-1]):
-        var, eps = v.node(var_name, "ReduceMean"), v.scalar(eps_name)
-        if var is None or eps is None or _axes(v, var) != axes or axes is None:
-            continue
-        square = v.node(var.input[0], "Pow", "Mul")
-        if square is None:
-            continue
-        base = square.input[0]
-        ok = v.near(square.input[1], 2.0) if square.op_type == "Pow" else square.input[1] == base
-        twin = v.node(base, "Sub")
-        if ok and (base == d or (twin is not None and list(twin.input) == list(sub.input))):
-            nodes = [end, sub, sq_root, mean, add, var, square] + ([twin] if base != d else []) + ([rec] if rec else [])
+        found = _variance(v, (var_name, eps_name), axes, d, sub)
+        if found is not None:
+            var, eps, square, twin = found
+            nodes = [end, sub, sq_root, mean, add, var, square] + ([twin] if twin else []) + ([rec] if rec else [])
             return nodes, x, axes, eps
+    return None
+
+
+def _variance(v: View, names, axes, d, sub):
+    """(ReduceMean, eps, square, the centring Sub when it is a twin of ``sub`` or None) of the variance
+    ReduceMean(square(x - mean)) + eps read from ``names`` (variance, eps), or None."""
+    var, eps = v.node(names[0], "ReduceMean"), v.scalar(names[1])
+    if var is None or eps is None or _axes(v, var) != axes:
+        return None
+    square = v.node(var.input[0], "Pow", "Mul")
+    if square is None:
+        return None
+    base = square.input[0]
+    ok = v.near(square.input[1], 2.0) if square.op_type == "Pow" else square.input[1] == base
+    twin = v.node(base, "Sub")
+    if ok and base == d:
+        return var, eps, square, None
+    if ok and twin is not None and list(twin.input) == list(sub.input):
+        return var, eps, square, twin
     return None
 
 

@@ -248,31 +248,40 @@ def convert_nodes(nodes, env, opset: int, declared: int) -> None:
     for proto in nodes:
         node = Node(proto, opset, declared)
         if proto.domain == PATTERN_DOMAIN:       # a decomposed layer recognised by patterns.py
-            outs = [PATTERN_CONVERTERS[proto.op_type](node, [env[i] if i else None for i in proto.input])]
-            env[proto.output[0]] = outs[0]
+            env[proto.output[0]] = PATTERN_CONVERTERS[proto.op_type](node, [env[i] if i else None for i in proto.input])
             continue
-        if proto.domain not in ("", "ai.onnx") and not (proto.domain == "com.microsoft"
-                                                         and proto.op_type in MS_DOMAIN_OPS):
-            raise node.error(f"operator domain '{shown(proto.domain)}' is not supported")
-        missing = [i for i in proto.input if i and i not in env]
-        if missing:
-            raise node.error(f"input '{shown(missing[0])}' is neither a graph input, an initializer nor an earlier "
-                             "node's output", "the graph is incomplete or not topologically sorted")
+        _check_node(node, proto, env)
         if proto.op_type in CONTROL_FLOW and proto.domain in ("", "ai.onnx"):
             outs = CONTROL_FLOW[proto.op_type](node, env, lambda g, local: convert_subgraph(g, env, local, node))
         else:
-            check_schema(node)
-            if proto.domain == "com.microsoft":
-                check_ms_inputs(node)
-            args = [env[i] if i else None for i in proto.input]
-            if proto.op_type not in CONVERTERS and not all(a is None or isinstance(a, Constant) for a in args):
-                error = unsupported_condition(node, args, feeders)
-                if error is not None:
-                    raise error
-            outs = convert_node(node, args)
+            outs = _convert_one(node, proto, env, feeders)
         for oname, e in zip(proto.output, outs):
             if oname:
                 env[oname] = e
+
+
+def _check_node(node: Node, proto, env) -> None:
+    """TinyfuseError for a node of an unsupported domain or one reading a name nothing defines."""
+    if proto.domain not in ("", "ai.onnx") and not (proto.domain == "com.microsoft" and proto.op_type in MS_DOMAIN_OPS):
+        raise node.error(f"operator domain '{shown(proto.domain)}' is not supported")
+    missing = [i for i in proto.input if i and i not in env]
+    if missing:
+        raise node.error(f"input '{shown(missing[0])}' is neither a graph input, an initializer nor an earlier "
+                         "node's output", "the graph is incomplete or not topologically sorted")
+
+
+def _convert_one(node: Node, proto, env, feeders) -> list:
+    """The outputs of one node through its converter; a node without one that computes an If / Loop
+    condition names the inputs to --bind (``unsupported_condition``)."""
+    check_schema(node)
+    if proto.domain == "com.microsoft":
+        check_ms_inputs(node)
+    args = [env[i] if i else None for i in proto.input]
+    if proto.op_type not in CONVERTERS and not all(a is None or isinstance(a, Constant) for a in args):
+        error = unsupported_condition(node, args, feeders)
+        if error is not None:
+            raise error
+    return convert_node(node, args)
 
 
 def convert_subgraph(graph: onnx.GraphProto, outer, local: dict, owner: Node) -> list[Expr]:

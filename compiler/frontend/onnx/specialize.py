@@ -120,18 +120,10 @@ def _shown_dims(dims) -> str:
 
 def _apply_shape(vi: onnx.ValueInfoProto, spec: InputShape) -> bool:
     """Apply one --input-shape to input ``vi``; False when a ``*`` spec names no dim of it."""
-    name, declared = shown(vi.name), _dims(vi)
-    has_shape = vi.type.tensor_type.HasField("shape")
     if spec.dims is not None:
-        if has_shape and len(declared) != len(spec.dims):
-            raise TinyfuseError(f"--input-shape {spec}: input '{name}' has rank {len(declared)} "
-                                f"(shape {_shown_dims(declared)}), the flag gives {len(spec.dims)} dims")
-        for i, (d, v) in enumerate(zip(declared, spec.dims)):
-            if isinstance(d, int) and d > 0 and d != v:
-                raise TinyfuseError(f"--input-shape {spec}: input '{name}' dim {i} is {d} in the model "
-                                    f"(shape {_shown_dims(declared)}), the flag gives {v}")
-        _set_dims(vi, spec.dims)
+        _apply_dims(vi, spec)
         return True
+    name, declared = shown(vi.name), _dims(vi)
     axes = [i for i, d in enumerate(declared) if d == spec.dim]
     if not axes and spec.dim.isdigit() and int(spec.dim) < len(declared):
         axes = [int(spec.dim)]
@@ -154,6 +146,20 @@ def _apply_shape(vi: onnx.ValueInfoProto, spec: InputShape) -> bool:
             shape.dim[a].Clear()
             shape.dim[a].dim_value = spec.value
     return True
+
+
+def _apply_dims(vi: onnx.ValueInfoProto, spec: InputShape) -> None:
+    """``--input-shape NAME=DIMS``: every dim of ``vi``; TinyfuseError for another rank or a static dim
+    the flag contradicts."""
+    name, declared = shown(vi.name), _dims(vi)
+    if vi.type.tensor_type.HasField("shape") and len(declared) != len(spec.dims):
+        raise TinyfuseError(f"--input-shape {spec}: input '{name}' has rank {len(declared)} "
+                            f"(shape {_shown_dims(declared)}), the flag gives {len(spec.dims)} dims")
+    for i, (d, v) in enumerate(zip(declared, spec.dims)):
+        if isinstance(d, int) and d > 0 and d != v:
+            raise TinyfuseError(f"--input-shape {spec}: input '{name}' dim {i} is {d} in the model "
+                                f"(shape {_shown_dims(declared)}), the flag gives {v}")
+    _set_dims(vi, spec.dims)
 
 
 def _runtime_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
@@ -232,6 +238,17 @@ def specialize(model: onnx.ModelProto, input_shapes=(), binds=()) -> tuple[onnx.
         return model, spec
     m = onnx.ModelProto()
     m.CopyFrom(model)
+    _apply_flags(m, shapes, pairs, spec)
+    _check_static(m, spec)
+    for vi in _runtime_inputs(m):
+        if vi.name in spec.input_shapes or (shapes and shapes[0].name == "*"):
+            spec.input_shapes[vi.name] = [int(d) for d in _dims(vi)]
+    return m, spec
+
+
+def _apply_flags(m: onnx.ModelProto, shapes, pairs, spec: Specialization) -> None:
+    """The --input-shape and --bind flags applied to ``m`` (recorded in ``spec``); TinyfuseError for an
+    input the model does not have."""
     by_name = {vi.name: vi for vi in m.graph.input}
     known = ", ".join(f"'{shown(v.name)}'" for v in _runtime_inputs(m))
     for s in shapes:
@@ -248,11 +265,6 @@ def specialize(model: onnx.ModelProto, input_shapes=(), binds=()) -> tuple[onnx.
             raise TinyfuseError(f"--bind {shown(name)}: the model has no input '{shown(name)}' (inputs: {known})")
         spec.bound[name] = _bind_value(by_name[name], text)
     _bind(m, spec.bound)
-    _check_static(m, spec)
-    for vi in _runtime_inputs(m):
-        if vi.name in spec.input_shapes or (shapes and shapes[0].name == "*"):
-            spec.input_shapes[vi.name] = [int(d) for d in _dims(vi)]
-    return m, spec
 
 
 def _bind(m: onnx.ModelProto, bound: dict[str, np.ndarray]) -> None:
