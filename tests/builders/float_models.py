@@ -70,12 +70,13 @@ def tiny_mlp(path: Path, n_in: int = 16, n_hidden: int = 24, n_out: int = 8) -> 
 
 
 def model_of(nodes, inputs: dict[str, np.ndarray], outputs, opset: int = 13, inits=None) -> onnx.ModelProto:
-    """One float graph of ``nodes``: graph inputs named and shaped as ``inputs`` (example arrays),
+    """One graph of ``nodes``: graph inputs named, typed and shaped as ``inputs`` (example arrays),
     ``outputs`` names (shape unknown) or {name: shape}, ``inits`` {name: array} as initializers."""
     shapes = outputs if isinstance(outputs, dict) else dict.fromkeys(outputs)
     graph = helper.make_graph(
         nodes, "t",
-        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
+        [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype), v.shape)
+         for k, v in inputs.items()],
         [helper.make_tensor_value_info(o, TensorProto.FLOAT, s) for o, s in shapes.items()],
         initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (inits or {}).items()])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])

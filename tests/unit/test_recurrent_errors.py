@@ -1,5 +1,6 @@
-"""ONNX LSTM/GRU attributes tinyfuse refuses give one clear error naming the node; sequence_lens equal
-to T for every row is accepted (the same as absent); the numpy reference matches the ONNX reference
+"""ONNX LSTM/GRU attributes tinyfuse refuses give one clear error naming the node (an unknown
+activation, an alpha / beta whose default onnxruntime and ONNX disagree on, a constant sequence_lens
+outside [0, T]); sequence_lens equal to T for every row is accepted (the same as absent); the numpy reference matches the ONNX reference
 evaluator (onnx.reference, independent) on one case per op."""
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ def _model(op="LSTM", lens=None, **kw):
 
 
 @pytest.mark.parametrize("kw, needle", [
-    (dict(activations=["Relu", "Tanh", "Tanh"]), "activations ['relu', 'tanh', 'tanh'] are not the defaults"),
-    (dict(lens=[T, T - 1]), "sequence_lens is given and is not the constant 3"),
-    (dict(input_forget=1), "input_forget = 1"),
+    (dict(activations=["Relu", "Tanh", "Gelu"]), "activations ['relu', 'tanh', 'gelu'] are not 3 of"),
+    (dict(activations=["Affine", "Tanh", "Tanh"]), "activation affine needs activation_alpha"),
+    (dict(op="GRU", activations=["ScaledTanh", "Tanh"], activation_alpha=[1.0]),
+     "activation scaledtanh needs activation_beta"),
+    (dict(lens=[T, T + 1]), "sequence_lens [3, 4] outside [0, 3]"),
     (dict(op="GRU", direction="sideways"), "direction 'sideways'"),
     (dict(op="GRU", clip=-1.0), "clip -1.0 is not positive"),
 ])
