@@ -50,7 +50,7 @@ PARAM_SLOTS = {
     "DequantizeLinear": (1, 2), "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 4, 5, 6, 7),
     "ConvInteger": (1, 2, 3), "MatMulInteger": (1, 2, 3), "Dropout": (1, 2),
 }
-PARAM_SLOTS.update({"Gather": (1,), "Expand": (1,), "Tile": (1,), "PRelu": (1,)})  # opsmisc
+PARAM_SLOTS.update({"Expand": (1,), "Tile": (1,), "PRelu": (1,)})  # opsmisc (Gather indices stay runtime inputs)
 PARAM_SLOTS.update({"LSTM": (1, 2, 3, 4, 7), "GRU": (1, 2, 3, 4)})  # rnn: W, R, B, sequence_lens, P
 PARAM_SLOTS.update({"If": (0,), "Loop": (0, 1)})   # control flow: the condition, the trip count (--bind)
 # op types run beside node_tests.CNN_OPS (the mcu preset's default list)
