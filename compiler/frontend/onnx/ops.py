@@ -353,13 +353,13 @@ def convert_pad(node: Node, args):
 
 def _border_pad(node: Node, x: Expr, width: list[list[int]], mode: str) -> Expr:
     """Edge / reflect / wrap padding: the negative amounts crop x (a slice), the positive ones pad it."""
-    from .misc import slice_expr
     shape = x.ty.shape
     begin = [max(-b, 0) for b, _ in width]
     end = [n - max(-a, 0) for n, (_, a) in zip(shape, width)]
     if any(e <= b for b, e in zip(begin, end)):
         raise node.error(f"pads {width} crop input {list(shape)} to nothing")
-    x = slice_expr(x, begin, end, [1] * len(shape), node.name)
+    if begin != [0] * len(shape) or end != list(shape):
+        x = call("strided_slice", x, begin=tuple(begin), end=tuple(end), strides=(1,) * len(shape), span=node.name)
     grow = tuple((max(b, 0), max(a, 0)) for b, a in width)
     if not any(b or a for b, a in grow):
         return x
