@@ -83,7 +83,8 @@ def test_derived_op_sets_hold_the_ops_they_name():
                                          # ops/math.py
                                          "abs", "negative", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos",
                                          "floor", "ceil", "round", "sign", "square", "nn.softplus", "nn.softsign",
-                                         "nn.mish", "nn.elu", "nn.selu", "nn.celu", "nn.thresholded_relu", "nn.shrink"}
+                                         "nn.mish", "nn.elu", "nn.selu", "nn.celu", "nn.thresholded_relu", "nn.shrink",
+                                         "nn.silu"}   # ops/silu.py
     assert set(legalize_qdq.ACTIVATIONS) == {"nn.relu", "clip"}
     assert check_overflow.ACCUMULATING == ("qnn.conv2d", "qnn.conv2d_transpose", "qnn.matmul")
     assert fuse_horizontal.ANCHORS == {"nn.matmul": "matmul", "qnn.matmul": "matmul", "nn.conv2d": "conv",
