@@ -9,7 +9,7 @@ refuses; the most frequent message is quoted) / fail (wrong numbers, a crash, C 
 that fails, a compile over 300 s), before → after; then the totals of the node and pytorch-converted
 kinds and of the whole suite. CPU-heavy (about 2000 cases): run it niced::
 
-    nice -n 10 python -m benchmarks.onnx_conformance --before build/all_main.json
+    nice -n 10 python -m benchmarks.onnx_conformance --before build/all_main.json [--after RUN.json] [--note TEXT]
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.conformance.runner import outcome  # noqa: E402
+from tests.conformance.runner import changes, outcome  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "data" / "onnx_conformance.md"
 ISSUE_OPS = [
@@ -87,6 +87,7 @@ def main(argv=None) -> int:
     ap.add_argument("--before", required=True, help="JSON of the runner on the starting commit")
     ap.add_argument("--after", help="JSON of the runner on this tree (default: run it now)")
     ap.add_argument("--before-label", default="main at the merge", help="what --before was run on")
+    ap.add_argument("--note", action="append", default=[], help="a paragraph for the Notes section")
     a = ap.parse_args(argv)
     after_path = a.after
     if after_path is None:
@@ -107,7 +108,9 @@ def main(argv=None) -> int:
             "fail = wrong numbers, a crash, C that does not build or run, or a compile over 300 s. "
             "Node cases of each op (the `_expanded` function bodies included); skip = sequence/optional-typed "
             "cases the harness cannot feed.", "", *table(before, after), "", "## Totals", "",
-            *totals(before, after), "", "## Failures after", "", *failures(after), ""]
+            *totals(before, after), "", "## Cases whose class changed", "",
+            *(f"- `{line.strip()}`" for line in changes(before, after) or ["none"]), "",
+            "## Failures after", "", *failures(after), "", *(["## Notes", ""] + [x for n in a.note for x in (n, "")] if a.note else [])]
     OUT.write_text("\n".join(text))
     print(f"wrote {OUT}")
     return 0
