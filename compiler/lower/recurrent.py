@@ -10,9 +10,36 @@ import numpy as np
 from ..codegen.templates import c_literal, template
 from ..errors import TinyfuseError
 from ..ir import Constant
+from ..ops.recurrent import direction_activations
 from ..ops.recurrent_int8 import SIGMOID_TABLE_Q16
 from .kernel import Kernel
 from .registry import lowering
+
+# ONNX RNN activations in C (formulas: compiler/ops/recurrent.py ACTIVATIONS); {v} is the operand, {a} / {b}
+# alpha / beta; the operand is a variable or a clamp of one, so repeating it is free of side effects
+C_ACTIVATIONS = {
+    "relu": "({v} > 0.0f ? {v} : 0.0f)", "tanh": "tanhf({v})", "sigmoid": "(1.0f / (1.0f + expf(-{v})))",
+    "affine": "({a} * {v} + {b})", "leakyrelu": "({v} >= 0.0f ? {v} : {a} * {v})",
+    "thresholdedrelu": "({v} > {a} ? {v} : 0.0f)", "scaledtanh": "({a} * tanhf({b} * {v}))",
+    "hardsigmoid": "fminf(fmaxf({a} * {v} + {b}, 0.0f), 1.0f)",
+    "elu": "({v} >= 0.0f ? {v} : {a} * (expf({v}) - 1.0f))", "softsign": "({v} / (1.0f + fabsf({v})))",
+    "softplus": "log1pf(expf({v}))",
+}
+
+
+def activation_c(op: str, activations, dirs: int):
+    """act(slot, v) -> the C expression of activation slot (LSTM f, g, h; GRU f, g) applied to v: one
+    expression, or a choice on the direction ``d`` when the directions' activations differ."""
+    per_dir = [direction_activations(op, activations, k) for k in range(dirs)]
+
+    def one(spec, v) -> str:
+        name, alpha, beta = spec
+        return C_ACTIVATIONS[name].format(v=v, a=c_literal(alpha), b=c_literal(beta))
+
+    def act(slot: int, v) -> str:
+        forms = [one(p[slot], v) for p in per_dir]
+        return forms[0] if len(set(forms)) == 1 else f"(d == 0 ? {forms[0]} : {forms[1]})"
+    return act
 
 
 @lowering("nn.lstm", "nn.gru")
@@ -20,6 +47,7 @@ def lower_recurrent(fn, ctx) -> Kernel:
     anchor, epi, pool, name = ctx.unpack(fn)
     lstm = anchor.op == "nn.lstm"
     names = [pool.ref(a) if isinstance(a, Constant) else epi.param_names[id(a)] for a in anchor.args]
+    lens = names.pop() if len(names) == (8 if lstm else 6) else None      # LSTM: 9 operands = projection
     x, w = anchor.args[0].ty.shape, anchor.args[1].ty.shape
     t_len, batch, inp = x
     dirs, hidden = w[0], anchor.attrs["hidden_size"]
@@ -34,7 +62,9 @@ def lower_recurrent(fn, ctx) -> Kernel:
         P=proj, cifg=anchor.attrs.get("cifg", 0), proj_clip=proj_clip, proj_clip_c=c_literal(proj_clip),
         lstm=lstm, T=t_len, B=batch, I=inp, H=hidden, D=dirs, G=gates, backwards=backwards, clip=clip,
         clip_c=c_literal(clip), cell_clip=cell_clip, cell_clip_c=c_literal(cell_clip),
-        linear_before_reset=anchor.attrs.get("linear_before_reset", 0), **ops)
+        linear_before_reset=anchor.attrs.get("linear_before_reset", 0), lens=lens,
+        input_forget=anchor.attrs.get("input_forget", 0),
+        act=activation_c(anchor.op, anchor.attrs.get("activations", ()), dirs), **ops)
     macs = t_len * batch * dirs * hidden * ((gates - bool(anchor.attrs.get("cifg", 0))) * (inp + (proj or hidden)) + proj)
     return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], macs=macs,
                   scratch_bytes=4 * hidden * 4)

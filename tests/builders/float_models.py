@@ -69,13 +69,20 @@ def tiny_mlp(path: Path, n_in: int = 16, n_hidden: int = 24, n_out: int = 8) -> 
     return path
 
 
+def _elem_type(v) -> int:
+    """FLOAT for any float example array (float64 examples feed float32 inputs), else its own type."""
+    dtype = np.asarray(v).dtype
+    return TensorProto.FLOAT if dtype.kind == "f" else helper.np_dtype_to_tensor_dtype(dtype)
+
+
 def model_of(nodes, inputs: dict[str, np.ndarray], outputs, opset: int = 13, inits=None) -> onnx.ModelProto:
-    """One float graph of ``nodes``: graph inputs named and shaped as ``inputs`` (example arrays),
+    """One graph of ``nodes``: graph inputs named and shaped as ``inputs`` (example arrays; float32 unless
+    an example is an integer or bool array),
     ``outputs`` names (shape unknown) or {name: shape}, ``inits`` {name: array} as initializers."""
     shapes = outputs if isinstance(outputs, dict) else dict.fromkeys(outputs)
     graph = helper.make_graph(
         nodes, "t",
-        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
+        [helper.make_tensor_value_info(k, _elem_type(v), np.shape(v)) for k, v in inputs.items()],
         [helper.make_tensor_value_info(o, TensorProto.FLOAT, s) for o, s in shapes.items()],
         initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (inits or {}).items()])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])

@@ -50,7 +50,7 @@ PARAM_SLOTS = {
     "DequantizeLinear": (1, 2), "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 4, 5, 6, 7),
     "ConvInteger": (1, 2, 3), "MatMulInteger": (1, 2, 3), "Dropout": (1, 2),
 }
-PARAM_SLOTS.update({"Gather": (1,), "Expand": (1,), "Tile": (1,), "PRelu": (1,)})  # opsmisc
+PARAM_SLOTS.update({"Expand": (1,), "Tile": (1,), "PRelu": (1,)})  # opsmisc (Gather indices stay runtime inputs)
 PARAM_SLOTS.update({"LSTM": (1, 2, 3, 4, 7), "GRU": (1, 2, 3, 4)})  # rnn: W, R, B, sequence_lens, P
 PARAM_SLOTS.update({op: (1,) for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                                          "ReduceLogSumExp", "ReduceSumSquare", "CumSum", "TopK", "ScatterND",

@@ -1,5 +1,6 @@
-"""ONNX LSTM/GRU attributes tinyfuse refuses give one clear error naming the node; sequence_lens equal
-to T for every row is accepted (the same as absent); the numpy reference matches the ONNX reference
+"""ONNX LSTM/GRU attributes tinyfuse refuses give one clear error naming the node (an unknown
+activation, an alpha / beta whose default onnxruntime and ONNX disagree on, a constant sequence_lens
+outside [0, T]); sequence_lens equal to T for every row is accepted (the same as absent); the numpy reference matches the ONNX reference
 evaluator (onnx.reference, independent) on one case per op."""
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ def _model(op="LSTM", lens=None, **kw):
 
 
 @pytest.mark.parametrize("kw, needle", [
-    (dict(activations=["Relu", "Tanh", "Tanh"]), "activations ['relu', 'tanh', 'tanh'] are not the defaults"),
-    (dict(lens=[T, T - 1]), "sequence_lens is given and is not the constant 3"),
-    (dict(input_forget=1), "input_forget = 1"),
+    (dict(activations=["Relu", "Tanh", "Gelu"]), "activations ['relu', 'tanh', 'gelu'] are not 3 of"),
+    (dict(activations=["Affine", "Tanh", "Tanh"]), "activation affine needs activation_alpha"),
+    (dict(op="GRU", activations=["ScaledTanh", "Tanh"], activation_alpha=[1.0]),
+     "activation scaledtanh needs activation_beta"),
+    (dict(lens=[T, T + 1]), "sequence_lens [3, 4] outside [0, 3]"),
     (dict(op="GRU", direction="sideways"), "direction 'sideways'"),
     (dict(op="GRU", clip=-1.0), "clip -1.0 is not positive"),
 ])
@@ -53,3 +56,29 @@ def test_full_sequence_lens_and_reference(op):
     (got,) = run_module(from_onnx(model), [x])
     (ref,) = ReferenceEvaluator(model).run(None, {"X": x})
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+def _lstm_types(cifg=False):
+    from tinyfuse.ir.types import TensorType
+    rows = (3 if cifg else 4) * H
+    shapes = [(T, B, IN), (1, rows, IN), (1, rows, H), (1, 8 * H), (1, B, H), (1, B, H), (1, 3 * H)]
+    return [TensorType(s, "float32") for s in shapes]
+
+
+def test_lstm_operand_count_and_gate_coupling():
+    """nn.lstm holds ONNX sequence_lens (8 operands) and TFLite's projection (9) apart by the count;
+    10 operands, or TFLite's cifg (i = 1 − f) with ONNX input_forget (f = 1 − i), are refused."""
+    from tinyfuse.ir.op import get_op
+    from tinyfuse.ir.types import TensorType
+    from tinyfuse.ops import recurrent  # noqa: F401  (registers nn.lstm)
+    lstm = get_op("nn.lstm")
+    attrs = {**lstm.attrs, "hidden_size": H}
+    lens, pw, pb = TensorType((B,), "int32"), TensorType((1, 2, H), "float32"), TensorType((1, 2), "float32")
+    assert lstm.infer(_lstm_types() + [lens], attrs).shape == (T + 2, 1, B, H)
+    proj = _lstm_types(cifg=True)
+    proj[2], proj[4] = TensorType((1, 3 * H, 2), "float32"), TensorType((1, B, 2), "float32")
+    assert lstm.infer(proj + [pw, pb], {**attrs, "cifg": 1}).shape == ((T + 1) * B * 2 + B * H,)
+    with pytest.raises(TinyfuseError, match="takes 7 operands, 8 with lens or 9 with a projection, got 10"):
+        lstm.infer(proj + [pw, pb, lens], {**attrs, "cifg": 1})
+    with pytest.raises(TinyfuseError, match="cifg .* and input_forget .* exclude each other"):
+        lstm.infer(_lstm_types(cifg=True), {**attrs, "cifg": 1, "input_forget": 1})

@@ -100,9 +100,15 @@ def convert_split(node: Node, args):
 
 @converter("Gather")
 def convert_gather(node: Node, args):
-    """Gather-13 with constant indices (negative count from the end) along ``axis``."""
+    """Gather-13 along ``axis``, any element type: constant indices (negative count from the end; out of
+    range: one error) → ``take``; indices computed at run time (int32 / int64) → ``take_runtime``
+    (ops/gather_runtime.py: negative wrap, out of range clamped)."""
     x = args[0]
     axis = node_axis(node, x, 0)
+    if not isinstance(args[1], Constant):
+        if args[1].ty.dtype not in ("int32", "int64"):
+            raise node.error(f"indices are {args[1].ty.dtype}, not int32 or int64")
+        return call("take_runtime", args[1], x, axis=axis, span=node.name)
     idx = const_value(node, args[1], "indices").astype(np.int64)
     n = x.ty.shape[axis]
     if idx.size == 0 or idx.min() < -n or idx.max() >= n:

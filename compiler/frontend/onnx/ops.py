@@ -323,8 +323,10 @@ def convert_concat(node: Node, args):
 
 @converter("Pad")
 def convert_pad(node: Node, args):
-    """Pad-13..25: pads (and axes, opset 18) and constant_value are inputs; mode constant (nn.pad),
-    edge, reflect or wrap (nn.border_pad, non-negative pads)."""
+    """Pad-13..25: pads (and axes, opset 18, negative count from the end) and constant_value are inputs;
+    mode constant (nn.pad; a negative pad crops) or edge, reflect, wrap (nn.border_pad; negative pads
+    crop first and the rest pads the cropped tensor, as onnxruntime's Pad). Any element type; an
+    integer or bool constant_value stays exact (not through float)."""
     x = args[0]
     mode = node.attr("mode", "constant")
     if mode not in ("constant", "edge", "reflect", "wrap"):
@@ -343,11 +345,25 @@ def convert_pad(node: Node, args):
     if not any(b or e for b, e in width):
         return x
     if mode != "constant":
-        if min(pads) < 0:
-            raise node.error(f"negative pads {pads} with mode '{mode}' are not supported", "crop with Slice")
-        return call("nn.border_pad", x, pad_width=tuple(map(tuple, width)), mode=mode, span=node.name)
-    return call("nn.pad", x, pad_width=tuple(map(tuple, width)), pad_value=float(value[0]) if len(value) else 0.0,
-                span=node.name)
+        return _border_pad(node, x, width, mode)
+    fill = value[0] if len(value) else 0
+    fill = float(fill) if x.ty.dtype.startswith("float") else int(fill)
+    return call("nn.pad", x, pad_width=tuple(map(tuple, width)), pad_value=fill, span=node.name)
+
+
+def _border_pad(node: Node, x: Expr, width: list[list[int]], mode: str) -> Expr:
+    """Edge / reflect / wrap padding: the negative amounts crop x (a slice), the positive ones pad it."""
+    shape = x.ty.shape
+    begin = [max(-b, 0) for b, _ in width]
+    end = [n - max(-a, 0) for n, (_, a) in zip(shape, width)]
+    if any(e <= b for b, e in zip(begin, end)):
+        raise node.error(f"pads {width} crop input {list(shape)} to nothing")
+    if begin != [0] * len(shape) or end != list(shape):
+        x = call("strided_slice", x, begin=tuple(begin), end=tuple(end), strides=(1,) * len(shape), span=node.name)
+    grow = tuple((max(b, 0), max(a, 0)) for b, a in width)
+    if not any(b or a for b, a in grow):
+        return x
+    return call("nn.border_pad", x, pad_width=grow, mode=mode, span=node.name)
 
 
 @converter("Shape")

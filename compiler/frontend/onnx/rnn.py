@@ -4,20 +4,73 @@
 Supported: direction forward / reverse / bidirectional; ``layout`` 0 and 1 (batch first: x, the
 initial states and the outputs are transposed around the op); B, initial_h, initial_c and P present
 or absent (absent = zeros, the ONNX default); ``clip``; GRU ``linear_before_reset``; the outputs
-Y, Y_h, Y_c, each optional; ``sequence_lens`` only as a constant equal to T for every batch row (the
-same as absent). Refused with a clear error: any other ``sequence_lens`` (per-batch lengths),
-activation lists other than the defaults (LSTM Sigmoid, Tanh, Tanh; GRU Sigmoid, Tanh per
-direction), LSTM ``input_forget`` = 1.
+Y, Y_h, Y_c, each optional; ``sequence_lens`` (int32 or int64 [B], constant or a runtime input: per
+batch row lengths, onnxruntime's ragged semantics, compiler/ops/recurrent.py; a constant outside
+[0, T] is refused, a runtime one is clamped to it); every activation of the ONNX list (Relu, Tanh,
+Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus) with
+``activation_alpha`` / ``activation_beta`` consumed in order by the activations that take them
+(onnxruntime's rnn_helpers), one list for all directions or one per direction; LSTM ``input_forget``.
+An alpha or beta left out defaults as onnxruntime and the ONNX operators agree (LeakyRelu 0.01,
+HardSigmoid 0.2 and 0.5, Elu 1.0); Affine, ThresholdedRelu and ScaledTanh, where they disagree, must
+be given theirs (one error otherwise).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...ir import Constant, Expr, call
-from ...ops.recurrent import DIRECTIONS
+from ...ops.recurrent import ACTIVATIONS, DIRECTIONS
 from .registry import Node, converter, optional_arg
 
 DEFAULT_ACTIVATIONS = {"LSTM": ("sigmoid", "tanh", "tanh"), "GRU": ("sigmoid", "tanh")}
+# activation → (takes alpha, takes beta) and the defaults both onnxruntime and the ONNX operators use
+TAKES = {"affine": (1, 1), "leakyrelu": (1, 0), "thresholdedrelu": (1, 0), "scaledtanh": (1, 1),
+         "hardsigmoid": (1, 1), "elu": (1, 0)}
+AGREED_DEFAULTS = {"leakyrelu": (0.01, 0.0), "hardsigmoid": (0.2, 0.5), "elu": (1.0, 0.0)}
+
+
+def _activations(node: Node, dirs: int) -> tuple:
+    """() for the default activations, else one (name, alpha, beta) per activation and direction."""
+    acts = node.attr("activations")
+    if acts is None:
+        return ()
+    names = [a.decode().lower() if isinstance(a, bytes) else str(a).lower() for a in acts]
+    per_dir = len(DEFAULT_ACTIVATIONS[node.op_type])
+    if len(names) == per_dir and dirs == 2:
+        names = names * 2
+    if len(names) != per_dir * dirs or any(n not in ACTIVATIONS for n in names):
+        raise node.error(f"activations {names} are not {per_dir * dirs} of {', '.join(ACTIVATIONS)}")
+    alphas, betas = list(node.attr("activation_alpha") or []), list(node.attr("activation_beta") or [])
+    out = []
+    for name in names:
+        takes, agreed = TAKES.get(name, (0, 0)), AGREED_DEFAULTS.get(name)
+        ab = [0.0, 0.0]
+        for j, (vals, what) in enumerate(((alphas, "alpha"), (betas, "beta"))):
+            if not takes[j]:
+                continue
+            if not vals and agreed is None:
+                raise node.error(f"activation {name} needs activation_{what} (onnxruntime's default 0 and the "
+                                 "ONNX operator's differ)", "give activation_alpha / activation_beta")
+            ab[j] = float(vals.pop(0)) if vals else agreed[j]
+        out.append((name, ab[0], ab[1]))
+    return () if tuple(n for n, _, _ in out) == DEFAULT_ACTIVATIONS[node.op_type] * dirs else tuple(out)
+
+
+def _lens(node: Node, args, t_len: int, batch: int) -> Expr | None:
+    """sequence_lens as int32 [B]; None when absent or T for every row (the same computation)."""
+    lens = optional_arg(args, 4)
+    if lens is None:
+        return None
+    if tuple(lens.ty.shape) != (batch,) or lens.ty.dtype not in ("int32", "int64"):
+        raise node.error(f"sequence_lens must be int32 [{batch}], got {lens.ty}")
+    if isinstance(lens, Constant):
+        v = lens.value.reshape(-1).astype(np.int64)
+        if np.all(v == t_len):
+            return None
+        if v.min() < 0 or v.max() > t_len:
+            raise node.error(f"sequence_lens {v.tolist()} outside [0, {t_len}]")
+        return Constant(v.astype(np.int32), f"{node.name}_sequence_lens")
+    return lens if lens.ty.dtype == "int32" else call("cast", lens, dtype="int32", span=node.name)
 
 
 def _attrs(node: Node, args) -> tuple[str, int, int, float]:
@@ -26,22 +79,6 @@ def _attrs(node: Node, args) -> tuple[str, int, int, float]:
     if direction not in DIRECTIONS:
         raise node.error(f"direction '{direction}' is not forward, reverse or bidirectional")
     dirs = DIRECTIONS[direction]
-    acts = node.attr("activations")
-    if acts is not None:
-        got = tuple(a.decode().lower() if isinstance(a, bytes) else str(a).lower() for a in acts)
-        if got != DEFAULT_ACTIVATIONS[node.op_type] * dirs:
-            raise node.error(f"activations {list(got)} are not the defaults "
-                             f"{list(DEFAULT_ACTIVATIONS[node.op_type] * dirs)}",
-                             "tinyfuse supports the default sigmoid/tanh activations")
-    lens = optional_arg(args, 4)
-    if lens is not None:
-        t_len = args[0].ty.shape[1 if node.attr("layout", 0) == 1 else 0] if args[0].ty.ndim == 3 else -1
-        if not isinstance(lens, Constant) or np.any(lens.value.reshape(-1) != t_len):
-            raise node.error(f"sequence_lens is given and is not the constant {t_len} for every batch row; "
-                             "tinyfuse runs every row over all time steps",
-                             "drop sequence_lens (all rows full length) before export")
-    if node.attr("input_forget", 0):
-        raise node.error("input_forget = 1 (coupled input and forget gates) is not supported")
     r = args[2]
     if r.ty.ndim != 3:
         raise node.error(f"R must be [num_directions, gates·hidden_size, hidden_size], got {list(r.ty.shape)}")
@@ -96,11 +133,18 @@ def convert_recurrent(node: Node, args):
     operands = [x, args[1], args[2], _operand(node, optional_arg(args, 3), (dirs, 2 * gates * hidden)),
                 _operand(node, optional_arg(args, 5), state, layout)]
     attrs = dict(hidden_size=hidden, direction=direction, clip=clip)
+    acts = _activations(node, dirs)
+    if acts:
+        attrs["activations"] = acts
+    lens = _lens(node, args, t_len, batch)
+    tail = [] if lens is None else [lens]
     if lstm:
         operands += [_operand(node, optional_arg(args, 6), state, layout),
                      _operand(node, optional_arg(args, 7), (dirs, 3 * hidden))]
-        packed = call("nn.lstm", *operands, span=node.name, **attrs)
+        if node.attr("input_forget", 0):
+            attrs["input_forget"] = 1
+        packed = call("nn.lstm", *operands, *tail, span=node.name, **attrs)
         return _outputs(node, packed, t_len, 2, layout)
-    packed = call("nn.gru", *operands, span=node.name, linear_before_reset=int(node.attr("linear_before_reset", 0)),
-                  **attrs)
+    packed = call("nn.gru", *operands, *tail, span=node.name,
+                  linear_before_reset=int(node.attr("linear_before_reset", 0)), **attrs)
     return _outputs(node, packed, t_len, 1, layout)
