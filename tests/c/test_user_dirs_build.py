@@ -27,6 +27,13 @@ def good(tmp_path):
     path.write_bytes(good_model())
     return path
 
+def _default_sigint() -> None:
+    """In the child: SIGINT as a terminal delivers it. A shell starts background jobs with SIGINT ignored,
+    and an ignored signal stays ignored across exec (Python then installs no handler): a test run started
+    with `make test &` would measure nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 
 def _tinyfuse(*argv, **kw) -> list[str]:
     return [sys.executable, "-m", "tinyfuse", *map(str, argv)]
@@ -76,7 +83,8 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     model = shared_or_skip("models", "onnx", "mobilenetv2_035_96.onnx")
     for delay in (1.0, 1.8, 2.6):          # after the interpreter started, before the ~4 s run ends
         p = subprocess.Popen(_tinyfuse("run", model, "--keep", tmp_path / f"k{delay}"), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True, env=ENV)
+                             stderr=subprocess.PIPE, text=True, start_new_session=True, env=ENV,
+                         preexec_fn=_default_sigint)
         time.sleep(delay)
         assert p.poll() is None, "the run ended before the signal: nothing was tested"
         os.killpg(p.pid, signal.SIGINT)

@@ -23,6 +23,13 @@ USER_FILES = {"main.c": "int main(void) { return 0; }\n", "model.elf": "my own f
               "report.json": '{"mine": true}\n', "Makefile": "all:\n\t@echo mine\n",
               "CMakeLists.txt": "project(mine C)\n", "plots/roofline.svg": "<svg/>\n"}
 
+def _default_sigint() -> None:
+    """In the child: SIGINT as a terminal delivers it. A shell starts background jobs with SIGINT ignored,
+    and an ignored signal stays ignored across exec (Python then installs no handler): a test run started
+    with `make test &` would measure nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 
 def tinyfuse(*argv, cwd=None, timeout=600) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "tinyfuse", *map(str, argv)], capture_output=True, text=True,
@@ -87,7 +94,8 @@ def test_ctrl_c_during_tune_is_one_line(tmp_path):
     model.write_bytes(good_model())
     p = subprocess.Popen([sys.executable, "-m", "tinyfuse", "tune", str(model), "--target", "cortex-m4", "--trials",
                           "40", "--workers", "2", "--no-progress", "--records", str(tmp_path / "r.jsonl")],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=ENV)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=ENV,
+                         preexec_fn=_default_sigint)
     deadline = time.monotonic() + 120
     while not (tmp_path / "r.jsonl").exists() and time.monotonic() < deadline and p.poll() is None:
         time.sleep(0.2)                   # the workers are measuring once a record is written

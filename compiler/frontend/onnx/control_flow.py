@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+import onnx
 
 from ...ir import Constant, Expr, Var, call, post_order
 from .misc import slice_expr
@@ -56,7 +57,7 @@ def inline_if(node: Node, env, run_graph: Callable) -> list[Expr]:
     cond = _flag(node, env[node.proto.input[0]], f"the condition '{shown(node.proto.input[0])}'",
                  "tinyfuse inlines an If whose condition is known at compile time: bind the input it depends on "
                  "(--bind NAME=VALUE)")
-    branch = node.attrs["then_branch" if cond else "else_branch"]
+    branch = _graph(node, "then_branch" if cond else "else_branch")
     outs = run_graph(branch, {})
     if len(outs) != len(node.proto.output):
         raise node.error(f"the {'then' if cond else 'else'} branch has {len(outs)} outputs, the node "
@@ -87,7 +88,7 @@ def _too_many(node: Node, trip: int | str) -> None:
 def unroll_loop(node: Node, env, run_graph: Callable) -> list[Expr]:
     """Loop: the body converted once per iteration (module doc)."""
     ins = list(node.proto.input) + [""] * (2 - len(node.proto.input))
-    body = node.attrs["body"]
+    body = _graph(node, "body")
     hint = "tinyfuse unrolls a Loop whose trip count and condition are known at compile time (--bind NAME=VALUE)"
     trip = int(_constant(node, env[ins[0]], f"the trip count '{shown(ins[0])}'", hint).reshape(-1)[0]) \
         if ins[0] else None
@@ -129,6 +130,15 @@ def _slice_at(node: Node, x: Expr, axis: int, index: int) -> Expr:
     return call("reshape", cut, newshape=tuple(shape[:axis]) + tuple(shape[axis + 1:]), span=node.name)
 
 
+def _graph(node: Node, key: str):
+    """The subgraph attribute ``key`` of an If / Loop / Scan node; TinyfuseError when the node has none
+    (a damaged or hand-edited file)."""
+    g = node.attrs.get(key)
+    if not isinstance(g, onnx.GraphProto):
+        raise node.error(f"has no '{key}' graph attribute (damaged file?)")
+    return g
+
+
 def _axes(node: Node, key: str, n: int, ranks: list[int]) -> list[int]:
     axes = list(node.attr(key) or [0] * n)
     if len(axes) != n or any(not -r <= a < r for a, r in zip(axes, ranks)):
@@ -139,7 +149,7 @@ def _axes(node: Node, key: str, n: int, ranks: list[int]) -> list[int]:
 def unroll_scan(node: Node, env, run_graph: Callable) -> list[Expr]:
     """Scan: the body converted once per slice of the scan inputs (module doc). Scan-8 (batch axis,
     sequence_lens) is refused: onnx.version_converter rewrites it without its batch axis."""
-    body = node.attrs["body"]
+    body = _graph(node, "body")
     n_in = int(node.attr("num_scan_inputs"))
     args = [env[n] for n in node.proto.input]
     n_state = len(args) - n_in
@@ -152,7 +162,7 @@ def unroll_scan(node: Node, env, run_graph: Callable) -> list[Expr]:
 
 
 def _scan(node: Node, states: list[Expr], xs: list[Expr], run_graph: Callable) -> list[Expr]:
-    body, n_state, n_in = node.attrs["body"], len(states), len(xs)
+    body, n_state, n_in = _graph(node, "body"), len(states), len(xs)
     in_axes = _axes(node, "scan_input_axes", n_in, [x.ty.ndim for x in xs])
     in_dirs = list(node.attr("scan_input_directions") or [0] * n_in)
     lengths = {x.ty.shape[a] for x, a in zip(xs, in_axes)}
