@@ -330,6 +330,8 @@ def knobbed_models(models: list[FamilyModel]) -> list[FamilyModel]:
 def all_models(tmp: Path) -> list[FamilyModel]:
     """Every family model; the recurrent, border-pad, pool-indices, resize-taps and stateful ones come
     from tests/builders/sanit_families_state.py; knobbed copies of a few (KNOBBED)."""
+    from tests.builders.sanit_families_ops import new_op_models
     from tests.builders.sanit_families_state import onnx_new_models, stateful_models
-    models = float_models() + int8_tflm_models() + int8_qdq_models(tmp) + onnx_new_models() + stateful_models()
+    models = float_models() + int8_tflm_models() + int8_qdq_models(tmp) + onnx_new_models() + stateful_models() \
+        + new_op_models()
     return models + knobbed_models(models)
