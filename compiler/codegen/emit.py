@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from ..ir.types import C_TYPES
 from ..resources import runtime_dir
 from .identifiers import io_macro_ids
@@ -113,7 +115,8 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         f"{name}.h": template("model/model.h.j2").render(**ctx),
         f"{name}.c": template("model/model.c.j2").render(**ctx),
         f"{name}_weights.c": template("model/weights.c.j2").render(
-            **ctx, arrays=[(cname, CONST_TYPES[str(arr.dtype)], arr.size, c_array_body(arr)) for cname, arr in pool.arrays]),
+            **ctx, nonfinite=any(arr.dtype.kind == "f" and not np.all(np.isfinite(arr)) for _, arr in pool.arrays),
+            arrays=[(cname, CONST_TYPES[str(arr.dtype)], arr.size, c_array_body(arr)) for cname, arr in pool.arrays]),
         f"{name}.mk": template("model/model.mk.j2").render(**ctx),
         f"{name}.cmake": template("model/model.cmake.j2").render(**ctx),
     }
