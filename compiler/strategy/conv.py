@@ -121,7 +121,9 @@ def _skip_zero(g: Group) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------- sparse
-def _sparse_reason(g: Group, layout: str) -> str | None:
+def sparse_layout_reason(g: Group, layout: str) -> str | None:
+    """Why the sparse kernel of ``layout`` (pairs, lists) does not take ``g``'s int8 anchor: no sparse
+    decision for its weights, another layout chosen, or not int8; None when it may."""
     entry = sparse_entry(g)
     if entry is None:
         return "dense weights, or the dense kernel is cheaper (--sparse)"
@@ -130,6 +132,13 @@ def _sparse_reason(g: Group, layout: str) -> str | None:
     x, w = g.anchor.args
     if x.ty.dtype != "int8" or w.ty.dtype != "int8":
         return "not int8"
+    return None
+
+
+def _sparse_reason(g: Group, layout: str) -> str | None:
+    reason = sparse_layout_reason(g, layout)
+    if reason is not None:
+        return reason
     a = g.anchor.attrs
     if a["data_layout"] != "NHWC" or a["kernel_layout"] != "OHWI" or a["input_layout"] is not None:
         return f"layout {a['data_layout']}/{a['kernel_layout']} (input {a['input_layout']}), not NHWC/OHWI"
@@ -353,4 +362,4 @@ def _chain_ref(g: Group) -> str | None:
 
 
 __all__ = ["dw_rows_applies", "dw_rows_columns", "dw_rows_requant", "in_place_reason", "int8_conv_reason",
-           "s16_accumulator_reason", "skip_zero_reason", "sparse_entry", "unroll_reason", "MAX_UNROLLED_TAPS"]
+           "s16_accumulator_reason", "skip_zero_reason", "sparse_entry", "sparse_layout_reason", "unroll_reason", "MAX_UNROLLED_TAPS"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..ir import Constant, Var
 from ..ir.group import split_group
 from ..ops.conv_geom import ConvGeom
-from .conv import s16_accumulator_reason, sparse_entry
+from .conv import s16_accumulator_reason, sparse_layout_reason
 from .core import Group, choose_isa, implementation
 from .epilogue import flat_operands_reason
 
@@ -56,14 +56,10 @@ def _skip_zero_ref(g: Group) -> str | None:
 
 
 def _sparse(g: Group, layout: str) -> str | None:
-    entry = sparse_entry(g)
-    if entry is None:
-        return "dense weights, or the dense kernel is cheaper (--sparse)"
-    if (entry[2] if len(entry) > 2 else "lists") != layout:
-        return f"the cost decision chose the {entry[2]} layout"
+    reason = sparse_layout_reason(g, layout)
+    if reason is not None:
+        return reason
     x, b = g.anchor.args
-    if x.ty.dtype != "int8" or b.ty.dtype != "int8":
-        return "not int8"
     if b.ty.ndim != 2 or x.ty.ndim < 1:
         return f"weights of shape {b.ty.shape}: only a 2-D constant matrix"
     return None
