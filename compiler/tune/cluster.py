@@ -10,6 +10,7 @@ Each candidate is one Dask task (``client.submit``); results stream back with ``
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import threading
@@ -56,6 +57,28 @@ def _sigint_ignored():
         signal.signal(signal.SIGINT, before)
 
 
+def _quiet_interrupt(signum, frame) -> None:
+    """SIGINT handler of the process that owns the LocalCluster while it runs: the scheduler (a thread
+    of this process) is silenced before KeyboardInterrupt unwinds, so the futures cancelled on the way
+    out ("Couldn't gather keys ... forgotten") and the workers that exit on the same Ctrl-C add no log
+    lines to the one ``error: interrupted`` line."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sigint_quiets_dask():
+    """:func:`_quiet_interrupt` as the SIGINT handler inside the block (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, _quiet_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 @contextlib.contextmanager
 def dask_client(workers: int | None = None, scheduler: str | None = None):
     """A Client on an existing scheduler or on a LocalCluster of ``workers`` processes (module doc);
@@ -75,12 +98,13 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
     with _sigint_ignored():
         cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                                            silence_logs=40, preload=[__name__])
-    client = distributed.Client(cluster)
-    try:
-        yield client, n
-    finally:
-        client.close()
-        cluster.close()
+    with _sigint_quiets_dask():
+        client = distributed.Client(cluster)
+        try:
+            yield client, n
+        finally:
+            client.close()
+            cluster.close()
 
 
 def as_completed(futures):
