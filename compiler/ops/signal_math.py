@@ -28,11 +28,6 @@ def msb32(x: int) -> int:
     return x.bit_length() if x else 32
 
 
-def msb64(x: int) -> int:
-    x &= U64
-    return x.bit_length() if x else 64
-
-
 def max_abs16(x: np.ndarray) -> int:
     """MaxAbs16: the running int16 maximum of v and −v (−(−32768) wraps to −32768 in int16)."""
     m = 0
@@ -49,42 +44,35 @@ def fft_auto_scale_bits(x: np.ndarray) -> int:
     return max(0, 15 - msb32(max_abs16(x) & U32))
 
 
-def sqrt32(num: int) -> int:
-    """Sqrt32: bitwise integer square root with the final round-up (uint16 result)."""
-    num &= U32
-    if num == 0:
-        return 0
-    res, top = 0, (32 - msb32(num)) | 1
-    bit = 1 << (31 - top)
-    for _ in range((31 - top) // 2 + 1):
+def _bitwise_sqrt(num: int, bits: int) -> int:
+    """The digit-by-digit integer square root of TFLM's signal Sqrt32 / Sqrt64 over a ``bits``-wide
+    unsigned ``num``: the first tested bit is the even position at or below the top set bit, and the
+    result rounds up when the remainder exceeds it (saturating at the ``bits // 2``-bit maximum)."""
+    res, top = 0, (bits - (num.bit_length() if num else bits)) | 1
+    bit = 1 << (bits - 1 - top)
+    for _ in range((bits - 1 - top) // 2 + 1):
         if num >= res + bit:
             num -= res + bit
             res = (res >> 1) + bit
         else:
             res >>= 1
         bit >>= 2
-    if num > res and res != 0xFFFF:
+    half_max = (1 << (bits // 2)) - 1
+    if num > res and res != half_max:
         res += 1
-    return res & 0xFFFF
+    return res & half_max
+
+
+def sqrt32(num: int) -> int:
+    """Sqrt32: bitwise integer square root with the final round-up (uint16 result)."""
+    num &= U32
+    return _bitwise_sqrt(num, 32) if num else 0
 
 
 def sqrt64(num: int) -> int:
     """Sqrt64 (uint32 result); the 32-bit routine when the upper word is 0, as TFLM shortcuts."""
     num &= U64
-    if num >> 32 == 0:
-        return sqrt32(num)
-    res, top = 0, (64 - msb64(num)) | 1
-    bit = 1 << (63 - top)
-    for _ in range((63 - top) // 2 + 1):
-        if num >= res + bit:
-            num -= res + bit
-            res = (res >> 1) + bit
-        else:
-            res >>= 1
-        bit >>= 2
-    if num > res and res != 0xFFFFFFFF:
-        res += 1
-    return res & U32
+    return sqrt32(num) if num >> 32 == 0 else _bitwise_sqrt(num, 64)
 
 
 def log32(x: int, out_scale: int) -> int:
