@@ -3,7 +3,7 @@ onnx.helper graph: compiled → gcc → run, compared with onnxruntime within 1e
 from __future__ import annotations
 
 import numpy as np
-from onnx import helper
+from onnx import TensorProto, helper
 
 from tests.builders import rand
 from tests.conftest import check
@@ -24,3 +24,26 @@ def test_clip_bounds_computed_at_run_time(tmp_path):
     inits = {"top": np.array(1.5, np.float32), "hi": np.array(2.5, np.float32),
              "lo": np.array(-0.25, np.float32), "scalar": np.zeros(0, np.int64)}
     check(tmp_path, nodes, {"X": rand(1, 8, 32) * 3}, ["Y1", "Y2"], inits=inits)
+
+
+def verifier_if() -> tuple[list, dict]:
+    """openWakeWord's hey_jarvis pattern: p = Sigmoid(Gemm(x)); If(Cast(p >= 0.5)) then a second
+    model's score (the verifier) else p. The condition is computed from the input at run time."""
+    score = [N("Gemm", ["xf", "Wv", "bv"], ["g2"], transB=1), N("Sigmoid", ["g2"], ["p2"])]
+    then_g = helper.make_graph(score, "then", [], [helper.make_tensor_value_info("p2", TensorProto.FLOAT, None)])
+    else_g = helper.make_graph([N("Identity", ["p"], ["p1"])], "else", [],
+                               [helper.make_tensor_value_info("p1", TensorProto.FLOAT, None)])
+    nodes = [N("Flatten", ["X"], ["xf"]), N("Gemm", ["xf", "W", "b"], ["g"], transB=1), N("Sigmoid", ["g"], ["p"]),
+             N("GreaterOrEqual", ["p", "half"], ["ge"]), N("Cast", ["ge"], ["c"], to=TensorProto.BOOL),
+             N("If", ["c"], ["Y"], then_branch=then_g, else_branch=else_g)]
+    inits = {"W": np.full((1, 12), 0.5, np.float32), "b": np.zeros(1, np.float32),
+             "Wv": rand(1, 12, seed=3), "bv": np.array([0.25], np.float32), "half": np.array(0.5, np.float32)}
+    return nodes, inits
+
+
+def test_if_on_a_condition_computed_from_the_input_takes_either_branch(tmp_path):
+    """Both branches are computed and selected: an input of positive values takes the verifier (then), a
+    negative one the first score (else); onnxruntime runs the If itself."""
+    nodes, inits = verifier_if()
+    for sign in (1.0, -1.0):
+        check(tmp_path / str(sign), nodes, {"X": sign * (rand(1, 3, 4, low=0.1) + 0.2)}, ["Y"], inits=inits)
