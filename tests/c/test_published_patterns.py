@@ -47,3 +47,12 @@ def test_if_on_a_condition_computed_from_the_input_takes_either_branch(tmp_path)
     nodes, inits = verifier_if()
     for sign in (1.0, -1.0):
         check(tmp_path / str(sign), nodes, {"X": sign * (rand(1, 3, 4, low=0.1) + 0.2)}, ["Y"], inits=inits)
+
+
+def test_matmul_of_a_constant_by_an_activation(tmp_path):
+    """Attention pooling with learned queries (fast-plate-ocr's CCT token reducer, tf2onnx): MatMul(constant
+    Q [heads, 9, d], Kᵀ) with the keys transposed at run time, and a 2-D constant times an activation."""
+    nodes = [N("Transpose", ["K"], ["Kt"], perm=[0, 2, 1]), N("MatMul", ["Q", "Kt"], ["S"]),
+             N("Softmax", ["S"], ["Y1"], axis=-1), N("MatMul", ["W", "X"], ["Y2"])]
+    inits = {"Q": rand(2, 3, 5, seed=1), "W": rand(3, 6, seed=2)}
+    check(tmp_path, nodes, {"K": rand(2, 4, 5), "X": rand(6, 4, seed=3)}, ["Y1", "Y2"], inits=inits)
