@@ -54,7 +54,8 @@ def vad_stub(frame: int = 16) -> onnx.ModelProto:
 
 def if_runtime_condition(then_op: str = "Relu") -> onnx.ModelProto:
     """If on a bool graph input ``use_relu`` (known only at run time unless bound), through an Identity;
-    ``then_op`` "ReduceMax" makes the then branch's output [1, 1], the else branch's [1, 8]."""
+    ``then_op`` "ReduceMax" makes the then branch's output [1, 1], the else branch's [1, 8]; "Unique" a then
+    branch that does not convert (no converter)."""
     then_g = helper.make_graph([N(then_op, ["x"], ["t"])], "then", [], [helper.make_tensor_value_info("t", F, None)])
     else_g = helper.make_graph([N("Sigmoid", ["x"], ["e"])], "else", [], [helper.make_tensor_value_info("e", F, None)])
     nodes = [N("Identity", ["use_relu"], ["c"]),

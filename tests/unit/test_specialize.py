@@ -114,6 +114,17 @@ def test_if_on_a_runtime_condition_with_branches_of_different_shapes_names_node_
         "--bind NAME=VALUE" in msg and "\n" not in msg
 
 
+def test_if_on_a_runtime_condition_with_a_branch_that_stops_names_the_input_to_bind():
+    """A branch that converts only for other inputs (a VAD's 8 kHz branch at 16 kHz shapes): one error naming
+    the If, the input, the branch and the branch's own error, and --bind."""
+    with pytest.raises(TinyfuseError) as e:
+        compile_model(gm.if_runtime_condition("Unique"))
+    msg = str(e.value)
+    assert msg.startswith("node 'branchy' (If, opset 17): the condition 'c' is computed at run time (it depends on "
+                          "input 'use_relu'), so both branches are converted, and the then branch stops: "), msg
+    assert "Unique" in msg and "--bind NAME=VALUE" in msg and "\n" not in msg
+
+
 def test_if_on_a_runtime_condition_selects_between_both_branches():
     with pytest.warns(UserWarning, match="If 'branchy': its condition is computed at run time"):
         r = compile_model(gm.if_runtime_condition())

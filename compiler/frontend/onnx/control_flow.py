@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 import onnx
 
+from ...errors import TinyfuseError
 from ...ir import Constant, Expr, Var, call, post_order
 from .misc import slice_expr
 from .registry import Node, shown
@@ -78,7 +79,15 @@ def _select_branches(node: Node, cond: Expr, run_graph: Callable) -> list[Expr]:
     what = f"the condition '{shown(node.proto.input[0])}'"
     if cond.ty.size != 1 or cond.ty.dtype != "bool":
         raise node.error(f"{what} is {cond.ty.dtype} of shape {list(cond.ty.shape)}; it must be a single boolean")
-    outs = [run_graph(_graph(node, b), {}) for b in ("then_branch", "else_branch")]
+    deps = _runtime_inputs(cond)
+    src = f" (it depends on input {', '.join(repr(shown(d)) for d in deps)})" if deps else ""
+    outs = []
+    for b in ("then_branch", "else_branch"):
+        try:
+            outs.append(run_graph(_graph(node, b), {}))
+        except TinyfuseError as e:     # a branch built for other inputs (a VAD's 8 kHz one at 16 kHz shapes)
+            raise node.error(f"{what} is computed at run time{src}, so both branches are converted, and the "
+                             f"{b.split('_')[0]} branch stops: {e}", hint) from None
     for b, o in zip(("then", "else"), outs):
         if len(o) != len(node.proto.output):
             raise node.error(f"the {b} branch has {len(o)} outputs, the node {len(node.proto.output)}")
@@ -89,7 +98,6 @@ def _select_branches(node: Node, cond: Expr, run_graph: Callable) -> list[Expr]:
             raise node.error(f"{what} is computed at run time and output '{shown(name)}' differs between the "
                              f"branches ({t.ty.dtype} {list(t.ty.shape)} and {e.ty.dtype} {list(e.ty.shape)})", hint)
         selected.append(call("select", flag, t, e, span=node.name))
-    deps = _runtime_inputs(cond)
     src = f" from input {', '.join(repr(shown(d)) for d in deps)}" if deps else ""
     warnings.warn(f"If '{shown(node.name or node.proto.output[0])}': its condition is computed at run time{src}, "
                   "so both branches are computed and their outputs selected (--bind NAME=VALUE on a configuration "
