@@ -2,11 +2,14 @@
 onnx.helper graph: compiled → gcc → run, compared with onnxruntime within 1e-4 x max|ref|."""
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
+import pytest
 from onnx import TensorProto, helper
 
 from tests.builders import rand
-from tests.conftest import check
+from tests.conftest import check, compile_and_run, skip_or_fail
 
 N = helper.make_node
 
@@ -56,3 +59,35 @@ def test_matmul_of_a_constant_by_an_activation(tmp_path):
              N("Softmax", ["S"], ["Y1"], axis=-1), N("MatMul", ["W", "X"], ["Y2"])]
     inits = {"Q": rand(2, 3, 5, seed=1), "W": rand(3, 6, seed=2)}
     check(tmp_path, nodes, {"K": rand(2, 4, 5), "X": rand(6, 4, seed=3)}, ["Y1", "Y2"], inits=inits)
+
+
+def test_constant_model_output_beside_computed_ones(tmp_path):
+    """An SSD's anchor boxes are a model output that is a constant (ST model zoo SSD: int8 anchors dequantized):
+    it folds only in the pipeline, and a copy kernel writes it into its output buffer beside the computed
+    outputs (was: 'a model output is a constant'); an initializer output (copied by the frontend) beside it."""
+    nodes = [N("Relu", ["X"], ["Y1"]), N("DequantizeLinear", ["anchors", "s", "z"], ["Y2"]),
+             N("Identity", ["w"], ["Y3"]), N("Sigmoid", ["X"], ["Y4"])]
+    inits = {"anchors": np.arange(-14, 14, dtype=np.int8).reshape(1, 7, 4), "s": np.array(0.125, np.float32),
+             "z": np.array(3, np.int8), "w": rand(2, 3, seed=5)}
+    check(tmp_path, nodes, {"X": rand(1, 5, 4)}, ["Y1", "Y2", "Y3", "Y4"], opset=13, inits=inits)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_tflite_tile(tmp_path, dtype):
+    """TFLite TILE (ST model zoo SSD tiles its anchors; TFLite Micro has no TILE): LiteRT is the oracle, byte for
+    byte (a copy), on a run-time input and on a constant that folds."""
+    if importlib.util.find_spec("ai_edge_litert") is None:
+        skip_or_fail("ai_edge_litert (the TILE oracle) is not installed")
+    from tests.builders.tflite_convt import litert_run
+    from tests.builders.tflm_twin_models import Net
+    net, q = Net(), ((0.05, 3) if dtype == "int8" else None)
+    x = net.input((1, 2, 3, 2), q, dtype)
+    y1 = net.op("TILE", [x, net.const(np.array([1, 3, 1, 2], np.int32))], net.act((1, 6, 3, 4), q, "y", dtype))
+    c = net.const(np.arange(6, dtype=np.int8 if q else np.float32).reshape(1, 2, 3), q)
+    y2 = net.op("TILE", [c, net.const(np.array([2, 1, 2], np.int64))], net.act((2, 2, 6), q, "z", dtype))
+    model = net.build([y1, y2])
+    xv = (np.random.default_rng(1).integers(-128, 128, (1, 2, 3, 2)).astype(np.int8) if q else rand(1, 2, 3, 2))
+    want = litert_run(model, [xv])
+    got, _ = compile_and_run(model, [xv], tmp_path)
+    for w, g in zip(want, got):
+        assert g.dtype == w.dtype and np.array_equal(g, w), (g, w)
