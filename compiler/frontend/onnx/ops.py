@@ -182,12 +182,14 @@ def convert_clip(node: Node, args):
             bounds.append(reshape(node, a, ()))
     if not any(isinstance(b, Expr) for b in bounds):
         return x if bounds == [None, None] else call("clip", x, a_min=bounds[0], a_max=bounds[1], span=node.name)
-    for b, op, key in ((bounds[0], "maximum", "a_min"), (bounds[1], "minimum", "a_max")):
-        if isinstance(b, Expr):
-            x = call(op, x, b, span=node.name)
-        elif b is not None:
-            x = call("clip", x, span=node.name, **{key: b})
-    return x
+    lo, hi = bounds
+    if isinstance(lo, Expr):
+        x = call("maximum", x, lo, span=node.name)
+    elif lo is not None:
+        x = call("clip", x, a_min=lo, a_max=None, span=node.name)
+    if isinstance(hi, Expr):
+        return call("minimum", x, hi, span=node.name)
+    return x if hi is None else call("clip", x, a_min=None, a_max=hi, span=node.name)
 
 
 @converter("Add", "Sub", "Mul", "Div")
