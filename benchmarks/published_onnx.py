@@ -2,7 +2,7 @@
 """Published models as their authors ship them (ONNX as the exporters wrote them; a few .tflite the same
 projects publish), compiled and run with the command a new user types (`tinyfuse run MODEL --json`, host
 build; --input-shape for a dynamic dim, --bind for a constant input) against the run's oracle (onnxruntime;
-TFLite Micro for int8 .tflite). Small ones also under qemu (`--target cortex-m4`). The models are not in
+TFLite Micro for int8 .tflite). Small ones also under qemu (`--target cortex-m4`, one int8 detector `cortex-m55`). The models are not in
 this repository: give the folder they were saved in (MODELS: file name, source repository @ commit, path).
 
     python benchmarks/published_onnx.py DIR [--out benchmarks/data/published_onnx.md] [--only NAME ...]
@@ -39,7 +39,7 @@ class Model:
     source: str
     flags: list[str] = field(default_factory=list)
     blocker: str = "-"
-    target: bool = False          # also run under qemu on cortex-m4
+    target: str = ""              # also run under qemu on this target (cortex-m4, cortex-m55)
 
 
 MODELS = [
@@ -54,13 +54,13 @@ MODELS = [
     Model("yunet.onnx", "https://github.com/RuDr8A/RealTime-PPE-Compliance@1eb40b10d421 face_detection_yunet_2026may.onnx "
           "(OpenCV zoo YuNet, PyTorch 1.7 export, dynamic H x W)", ["--input-shape", "input=1x3x320x320"]),
     Model("oww_melspectrogram.onnx", OWW + "melspectrogram.onnx", ["--input-shape", "input=1x1760"],
-          "fixed: Clip whose min is computed at run time (ReduceMax(x) - 80 dB)", True),
-    Model("oww_embedding_model.onnx", OWW + "embedding_model.onnx", [], "-", False),
-    Model("oww_alexa_v0.1.onnx", OWW + "alexa_v0.1.onnx", [], "-", True),
-    Model("oww_hey_rhasspy_v0.1.onnx", OWW + "hey_rhasspy_v0.1.onnx", [], "-", True),
+          "fixed: Clip whose min is computed at run time (ReduceMax(x) - 80 dB)", "cortex-m4"),
+    Model("oww_embedding_model.onnx", OWW + "embedding_model.onnx"),
+    Model("oww_alexa_v0.1.onnx", OWW + "alexa_v0.1.onnx", [], "-", "cortex-m4"),
+    Model("oww_hey_rhasspy_v0.1.onnx", OWW + "hey_rhasspy_v0.1.onnx", [], "-", "cortex-m4"),
     Model("oww_hey_jarvis_v0.1.onnx", OWW + "hey_jarvis_v0.1.onnx", [],
           "fixed: If on a condition computed from the audio (the verifier model runs when score >= 0.5): "
-          "both branches and a select", True),
+          "both branches and a select", "cortex-m4"),
     Model("st_mobilenet_v2_0.35_128_tfs_channel_first.onnx", ST_SERVICES +
           "common/onnx_utils/sample_models/mobilenet_v2_0.35_128_tfs_channel_first.onnx"),
     Model("st_mobilenet_v2_128_0.5.onnx", ST_SERVICES + "tutorials/notebooks/models/mobilenet_v2_128_0.5.onnx"),
@@ -83,7 +83,11 @@ MODELS = [
           "(NanoDet-m 416, PyTorch 1.7 export, initializers also listed as graph inputs)"),
     Model("str_ww_ref_model.tflite", "https://github.com/mlcommons/tiny@1afd2c9820f7 benchmark/training/"
           "streaming_wakeword/trained_models/str_ww_ref_model.tflite (MLPerf Tiny v1.3 streaming wake word)",
-          [], "-", True),
+          [], "-", "cortex-m4"),
+    Model("stzoo_st_yolo_lc_v1_192_int8.tflite", "https://github.com/MohamedElhadidy0019/stm32ai-modelzoo@81bdd9a912b0 "
+          "(a fork's snapshot of the ST model zoo, 2024) object_detection/pretrained_models/st_yolo_lc_v1/"
+          "ST_pretrainedmodel_public_dataset/coco_2017_person/st_yolo_lc_v1_192/st_yolo_lc_v1_192_int8.tflite",
+          [], "-", "cortex-m55"),
 ]
 
 HEADER = ("| model | source URL@commit path | sha256 | command | compiles | vs oracle | arena B | weights B | "
@@ -253,12 +257,12 @@ def as_float64(model):
 
 
 def target_row(m: Model, path: Path) -> str:
-    """The cortex-m4 build under qemu: the run's verdict and bench's instructions, flash and RAM."""
-    r = tinyfuse("run", path, [*m.flags, "--target", "cortex-m4"])
+    """The build for ``m.target`` under qemu: the run's verdict and bench's instructions, flash and RAM."""
+    r = tinyfuse("run", path, [*m.flags, "--target", m.target])
     if "error" in r:
-        return f"| {m.file} | {r['error']} | | | | |"
-    b = tinyfuse("bench", path, [*m.flags, "--target", "cortex-m4", "--no-measure"])
-    return (f"| {m.file} | {verdict(r)} | {b.get('instructions', '-')} | {b.get('flash_code', '-')} + "
+        return f"| {m.file} | {m.target} | {r['error']} | | | |"
+    b = tinyfuse("bench", path, [*m.flags, "--target", m.target, "--no-measure"])
+    return (f"| {m.file} | {m.target} | {verdict(r)} | {b.get('instructions', '-')} | {b.get('flash_code', '-')} + "
             f"{b.get('flash_const', '-')} | {b.get('ram_total', '-')} |")
 
 
@@ -270,7 +274,7 @@ def previous(out: Path | None) -> tuple[dict[str, str], dict[str, str], dict[str
         return sections
     part = 0
     for ln in out.read_text().splitlines():
-        if ln.startswith("On a Cortex-M4"):
+        if ln.startswith("On Cortex-M") or ln.startswith("On a Cortex-M4"):
             part = 1
         elif ln.startswith("Further checks"):
             part = 2
@@ -318,9 +322,10 @@ def main(argv=None) -> int:
 def write(out: Path | None, lines: list[str], targets: list[str], notes: list[str]) -> None:
     text = "\n".join(lines)
     if targets:
-        text += ("\n\nOn a Cortex-M4 under qemu (mps2-an386), `--target cortex-m4` (run: verdict; bench --no-measure: "
-                 "instructions, flash code + constants B, RAM = arena + data + stack B):\n\n| model | vs oracle | "
-                 "instructions | flash B | RAM B |\n|---|---|---:|---:|---:|\n" + "\n".join(targets))
+        text += ("\n\nOn Cortex-M under qemu (cortex-m4: mps2-an386, cortex-m55: mps3-an547), `--target T` (run: "
+                 "verdict; bench --no-measure: instructions, flash code + constants B, RAM = arena + data + stack B):"
+                 "\n\n| model | target | vs oracle | instructions | flash B | RAM B |\n|---|---|---|---:|---:|---:|\n"
+                 + "\n".join(targets))
     if notes:
         text += ("\n\nFurther checks (a float MISMATCH against float64 arithmetic; LiteRT where TFLM cannot run a "
                  ".tflite; a branch no seeded input takes):\n\n") \
