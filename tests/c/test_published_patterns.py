@@ -3,6 +3,7 @@ onnx.helper graph: compiled → gcc → run, compared with onnxruntime within 1e
 from __future__ import annotations
 
 import importlib.util
+import warnings
 
 import numpy as np
 import pytest
@@ -91,3 +92,20 @@ def test_tflite_tile(tmp_path, dtype):
     got, _ = compile_and_run(model, [xv], tmp_path)
     for w, g in zip(want, got):
         assert g.dtype == w.dtype and np.array_equal(g, w), (g, w)
+
+
+def test_int8_constants_tiled_and_concatenated_fold_without_a_float_warning(tmp_path):
+    """The SSD's anchors in QDQ form: DequantizeLinear(int8 constant) → Tile → Concat → QuantizeLinear is computed
+    at compile time, so legalize_qdq says nothing about a concatenate "running in float" (it was one warning line);
+    the output equals onnxruntime's."""
+    nodes = [N("Relu", ["X"], ["Y1"]), N("DequantizeLinear", ["a", "sa", "za"], ["da"]), N("Tile", ["da", "reps"], ["ta"]),
+             N("DequantizeLinear", ["b", "sb", "zb"], ["db"]), N("Concat", ["ta", "db"], ["cat"], axis=1),
+             N("QuantizeLinear", ["cat", "so", "zo"], ["q"]), N("DequantizeLinear", ["q", "so", "zo"], ["Y2"])]
+    inits = {"a": np.arange(4, dtype=np.int8).reshape(1, 2, 2), "sa": np.array(0.1, np.float32),
+             "za": np.array(0, np.int8), "reps": np.array([1, 2, 1], np.int64),
+             "b": np.arange(6, dtype=np.int8).reshape(1, 3, 2), "sb": np.array(0.05, np.float32),
+             "zb": np.array(1, np.int8), "so": np.array(0.07, np.float32), "zo": np.array(-3, np.int8)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check(tmp_path, nodes, {"X": rand(1, 4)}, ["Y1", "Y2"], inits=inits)
+    assert not [str(w.message) for w in caught if "legalize_qdq" in str(w.message)]
