@@ -26,8 +26,9 @@ from .slicing import found_slice
 from .registry import IMPLEMENTATIONS, LOWERINGS, Unsupported, implements, lowering  # noqa: F401  (re-exported)
 
 log = logging.getLogger("tinyfuse.lower")
-# anchors whose lowering reads a constant first operand from flash (an embedding table, a gathered constant)
-CONSTANT_OPERANDS = ("concatenate", "gather_index")
+# anchors whose lowering reads a constant first operand from flash (an embedding table, a gathered constant,
+# the learned queries of an attention pooling)
+CONSTANT_OPERANDS = ("concatenate", "gather_index", "nn.batch_matmul")
 
 for _m in pkgutil.walk_packages(__path__, __name__ + "."):     # every kernel family registers itself
     importlib.import_module(_m.name)

@@ -9,7 +9,8 @@ chains as index maps, so splitting and merging attention heads runs no copy kern
 An operand chain of reshape / transpose / slice_axis is folded when it holds a transpose or a slice
 (a chain of reshapes is a view already) and each step is a no-copy view (``tinyfuse.ops.view``); the
 longest such chain ending at the operand is taken. The bypassed ops lose their users and vanish.
-Only activation × activation matmuls with operands of rank >= 2 become ``nn.batch_matmul``.
+Only activation × activation matmuls with operands of rank >= 2 become ``nn.batch_matmul``, and
+constant × activation ones (the dense kernels want the constant on the right).
 """
 from __future__ import annotations
 
@@ -28,6 +29,14 @@ def _is(e, *ops) -> bool:
 def _act_matmul(e) -> bool:
     """An activation × activation nn.matmul fold_views turns into nn.batch_matmul."""
     return (_is(e, "nn.matmul") and not any(isinstance(a, Constant) for a in e.args)
+            and all(a.ty.ndim >= 2 for a in e.args))
+
+
+def _const_lhs_matmul(e) -> bool:
+    """A constant × activation nn.matmul (a learned query attending over the activations): the dense
+    kernels take their weights as the right operand, so it becomes nn.batch_matmul, which reads a
+    constant operand from flash."""
+    return (_is(e, "nn.matmul") and isinstance(e.args[0], Constant) and not isinstance(e.args[1], Constant)
             and all(a.ty.ndim >= 2 for a in e.args))
 
 
@@ -121,6 +130,8 @@ def fold_views(mod: IRModule) -> IRModule:
     def visit(node, orig):
         if _act_matmul(node) or _is(node, *READERS):
             return _fold_operands(node)
+        if _const_lhs_matmul(node):
+            return _fold_operands(node) or _call("nn.batch_matmul", node.args, {}, node.span)
         if _is(node, "transpose"):
             return _fold_out_transpose(node, orig, uses)
         return None

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import quant
 from ..errors import TinyfuseError
-from ..ir import Call, Constant, Expr, IRModule, call, get_op, rewrite, users
+from ..ir import Call, Constant, Expr, IRModule, Var, call, get_op, post_order, rewrite, users
 from ..ops import ops_where
 from ..ops.resize_taps import uses_taps
 from .legalize_prelu import prelu_rule
@@ -37,6 +37,12 @@ from .shift_uint8 import fold_shifts, shift_uint8
 ACTIVATIONS = ops_where(lambda d: d.clamps)       # relu, clip
 LUT_OPS = ops_where(lambda d: d.lut)              # sigmoid, tanh, hard_sigmoid, hard_swish, leaky_relu, gelu, erf
 MOVE_OPS = ops_where(lambda d: d.moves_data)      # reshape, transpose, max_pool2d
+
+
+def _constant_only(e: Expr) -> bool:
+    """True when ``e`` reads no model input or state (an SSD's tiled anchor constants): fold_constant computes it
+    at compile time, so no kernel runs in float for it."""
+    return not any(isinstance(n, Var) for n in post_order(e))
 
 
 def _is(e, *ops) -> bool:
@@ -189,7 +195,7 @@ class _Legalizer:
             return None
         new = self.rewrite_op(y, s_out, z_out)
         if new is None:
-            if isinstance(y, Call) and not _is(y, "qnn.dequantize"):
+            if isinstance(y, Call) and not _is(y, "qnn.dequantize") and not _constant_only(y):   # constants fold
                 warnings.warn(f"legalize_qdq: node '{y.span or y.op}' ({y.op}) has no int8 kernel; it runs in float")
             return None
         return _clamp(new, acts, s_out, z_out, self.dtype)

@@ -52,9 +52,11 @@ def vad_stub(frame: int = 16) -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def if_runtime_condition() -> onnx.ModelProto:
-    """If on a bool graph input ``use_relu`` (known only at run time unless bound), through a Not."""
-    then_g = helper.make_graph([N("Relu", ["x"], ["t"])], "then", [], [helper.make_tensor_value_info("t", F, None)])
+def if_runtime_condition(then_op: str = "Relu") -> onnx.ModelProto:
+    """If on a bool graph input ``use_relu`` (known only at run time unless bound), through an Identity;
+    ``then_op`` "ReduceMax" makes the then branch's output [1, 1], the else branch's [1, 8]; "Unique" a then
+    branch that does not convert (no converter)."""
+    then_g = helper.make_graph([N(then_op, ["x"], ["t"])], "then", [], [helper.make_tensor_value_info("t", F, None)])
     else_g = helper.make_graph([N("Sigmoid", ["x"], ["e"])], "else", [], [helper.make_tensor_value_info("e", F, None)])
     nodes = [N("Identity", ["use_relu"], ["c"]),
              N("If", ["c"], ["y"], name="branchy", then_branch=then_g, else_branch=else_g)]

@@ -105,12 +105,31 @@ def test_bind_npy_of_the_wrong_shape(tmp_path):
         compile_model(gm.vad_stub(), bind=[f"x={tmp_path / 'x.npy'}", "sr=1"])
 
 
-def test_if_on_a_runtime_condition_names_node_and_inputs():
+def test_if_on_a_runtime_condition_with_branches_of_different_shapes_names_node_and_output():
     with pytest.raises(TinyfuseError) as e:
-        compile_model(gm.if_runtime_condition())
+        compile_model(gm.if_runtime_condition("ReduceMax"))
     msg = str(e.value)
-    assert msg.startswith("node 'branchy' (If, opset 17): the condition 'c' is computed at run time (it depends "
-                          "on input 'use_relu')") and "--bind NAME=VALUE" in msg and "\n" not in msg
+    assert msg.startswith("node 'branchy' (If, opset 17): the condition 'c' is computed at run time and output 'y' "
+                          "differs between the branches (float32 [1, 1] and float32 [1, 8])") and \
+        "--bind NAME=VALUE" in msg and "\n" not in msg
+
+
+def test_if_on_a_runtime_condition_with_a_branch_that_stops_names_the_input_to_bind():
+    """A branch that converts only for other inputs (a VAD's 8 kHz branch at 16 kHz shapes): one error naming
+    the If, the input, the branch and the branch's own error, and --bind."""
+    with pytest.raises(TinyfuseError) as e:
+        compile_model(gm.if_runtime_condition("Unique"))
+    msg = str(e.value)
+    assert msg.startswith("node 'branchy' (If, opset 17): the condition 'c' is computed at run time (it depends on "
+                          "input 'use_relu'), so both branches are converted, and the then branch stops: "), msg
+    assert "Unique" in msg and "--bind NAME=VALUE" in msg and "\n" not in msg
+
+
+def test_if_on_a_runtime_condition_selects_between_both_branches():
+    with pytest.warns(UserWarning, match="If 'branchy': its condition is computed at run time"):
+        r = compile_model(gm.if_runtime_condition())
+    assert [t.name for t in r.inputs] == ["x", "use_relu"]
+    assert {"select", "nn.relu", "sigmoid"} <= {op for k in r.kernels for op in k.ops}
     for flag, op in (("true", "nn.relu"), ("false", "sigmoid")):
         r = compile_model(gm.if_runtime_condition(), bind=[f"use_relu={flag}"])
         assert [t.name for t in r.inputs] == ["x"] and r.kernels[0].ops == [op]
@@ -157,12 +176,12 @@ def test_tflite_refuses_the_flags(tmp_path):
         compile_model(str(tflite), input_shapes=["x=1"])
 
 
-
-
 def test_unbound_sample_rate_names_the_input_to_bind():
-    """The VAD's condition is Equal(sr, 16000): one error naming the If and the input to bind."""
-    with pytest.raises(TinyfuseError) as e:
-        compile_model(gm.vad_stub())
-    msg = str(e.value)
-    assert "condition of If 'p'" in msg or msg.startswith("node 'p' (If,"), msg   # Equal unsupported, or converted
-    assert "input 'sr'" in msg and "--bind NAME=VALUE" in msg and "\n" not in msg
+    """The VAD's condition is Equal(sr, 16000): unbound, both branches run (a select), with one warning
+    naming the If and the input to bind."""
+    with pytest.warns(UserWarning) as w:
+        r = compile_model(gm.vad_stub())
+    msg = str(w[0].message)
+    assert msg.startswith("If 'p': its condition is computed at run time from input 'sr'"), msg
+    assert "--bind NAME=VALUE" in msg and "\n" not in msg and len(w) == 1
+    assert any("select" in k.ops for k in r.kernels)

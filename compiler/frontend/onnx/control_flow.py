@@ -4,7 +4,8 @@ tinyfuse emits straight-line C, so a control-flow node becomes the nodes of its 
 
 - ``If`` (If-13..21) whose condition is a constant after ``--bind`` and constant folding: the branch it
   takes is converted in place (its own initializers, outer-scope references to the enclosing graph).
-  A condition computed at run time is one error naming the graph inputs it depends on.
+  A condition computed at run time converts both branches and selects each output (ONNX Where), with
+  one warning: both run on every inference; branch outputs of different shapes or dtypes are one error.
 - ``Loop`` (Loop-13..21) with a constant trip count ``M`` and a constant condition (absent, or a constant
   ``cond`` input and a body condition that folds to a constant each iteration): the body converted
   once per iteration, at most MAX_UNROLL times; loop-carried values thread through, scan outputs are
@@ -18,11 +19,13 @@ TinyfuseError naming the node and what is not known.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import numpy as np
 import onnx
 
+from ...errors import TinyfuseError
 from ...ir import Constant, Expr, Var, call, post_order
 from .misc import slice_expr
 from .registry import Node, shown
@@ -53,16 +56,53 @@ def _flag(node: Node, e: Expr, what: str, hint: str) -> bool:
 
 
 def inline_if(node: Node, env, run_graph: Callable) -> list[Expr]:
-    """If: the outputs of the branch a compile-time condition selects."""
-    cond = _flag(node, env[node.proto.input[0]], f"the condition '{shown(node.proto.input[0])}'",
-                 "tinyfuse inlines an If whose condition is known at compile time: bind the input it depends on "
-                 "(--bind NAME=VALUE)")
+    """If: the outputs of the branch a compile-time condition selects; a run-time condition selects
+    between both branches' outputs (``_select_branches``)."""
+    cond_name = node.proto.input[0]
+    if not isinstance(env[cond_name], Constant):
+        return _select_branches(node, env[cond_name], run_graph)
+    cond = _flag(node, env[cond_name], f"the condition '{shown(cond_name)}'", "")
     branch = _graph(node, "then_branch" if cond else "else_branch")
     outs = run_graph(branch, {})
     if len(outs) != len(node.proto.output):
         raise node.error(f"the {'then' if cond else 'else'} branch has {len(outs)} outputs, the node "
                          f"{len(node.proto.output)}")
     return outs
+
+
+def _select_branches(node: Node, cond: Expr, run_graph: Callable) -> list[Expr]:
+    """If on a condition computed at run time (a wake-word model's verifier run when the score passes a
+    threshold): both branches are computed and each output is ``select(cond, then, else)`` (ONNX Where),
+    so the C stays straight-line and costs both branches. Outputs of different shapes or dtypes in the
+    two branches are the one error."""
+    hint = "bind the input it depends on (--bind NAME=VALUE) so the If is inlined"
+    what = f"the condition '{shown(node.proto.input[0])}'"
+    if cond.ty.size != 1 or cond.ty.dtype != "bool":
+        raise node.error(f"{what} is {cond.ty.dtype} of shape {list(cond.ty.shape)}; it must be a single boolean")
+    deps = _runtime_inputs(cond)
+    src = f" (it depends on input {', '.join(repr(shown(d)) for d in deps)})" if deps else ""
+    outs = []
+    for b in ("then_branch", "else_branch"):
+        try:
+            outs.append(run_graph(_graph(node, b), {}))
+        except TinyfuseError as e:     # a branch built for other inputs (a VAD's 8 kHz one at 16 kHz shapes)
+            raise node.error(f"{what} is computed at run time{src}, so both branches are converted, and the "
+                             f"{b.split('_')[0]} branch stops: {e}", hint) from None
+    for b, o in zip(("then", "else"), outs):
+        if len(o) != len(node.proto.output):
+            raise node.error(f"the {b} branch has {len(o)} outputs, the node {len(node.proto.output)}")
+    flag = call("reshape", cond, newshape=(), span=node.name) if cond.ty.shape else cond
+    selected = []
+    for name, t, e in zip(node.proto.output, *outs):
+        if t.ty.shape != e.ty.shape or t.ty.dtype != e.ty.dtype:
+            raise node.error(f"{what} is computed at run time and output '{shown(name)}' differs between the "
+                             f"branches ({t.ty.dtype} {list(t.ty.shape)} and {e.ty.dtype} {list(e.ty.shape)})", hint)
+        selected.append(call("select", flag, t, e, span=node.name))
+    src = f" from input {', '.join(repr(shown(d)) for d in deps)}" if deps else ""
+    warnings.warn(f"If '{shown(node.name or node.proto.output[0])}': its condition is computed at run time{src}, "
+                  "so both branches are computed and their outputs selected (--bind NAME=VALUE on a configuration "
+                  "input inlines one branch)", stacklevel=2)
+    return selected
 
 
 def _stack(node: Node, values: list[Expr], axis: int, what: str) -> Expr:

@@ -167,14 +167,29 @@ register_converters({
 
 @converter("Clip")
 def convert_clip(node: Node, args):
-    """Clip-13: min and max are optional inputs (absent or the empty name); none is the identity."""
-    bounds = []
+    """Clip-13: min and max are optional scalar inputs (absent or the empty name); none is the identity.
+    A bound computed at run time (a log-mel's ``ReduceMax(x) - top_db``) makes the clip
+    ``minimum(maximum(x, min), max)``, each bound broadcast (numpy.clip's order: min above max gives max)."""
+    x, bounds = args[0], []
     for i, what in ((1, "min"), (2, "max")):
         a = optional_arg(args, i)
-        bounds.append(None if a is None else float(scalar_value(node, a, what)))
-    if bounds == [None, None]:
-        return args[0]
-    return call("clip", args[0], a_min=bounds[0], a_max=bounds[1], span=node.name)
+        if a is None or isinstance(a, Constant) or (isinstance(a, Call) and a.op == "qnn.dequantize"):
+            bounds.append(None if a is None else float(scalar_value(node, a, what)))
+        elif a.ty.size != 1 or a.ty.dtype != x.ty.dtype:
+            raise node.error(f"{what} must be a one-element {x.ty.dtype} tensor, got {a.ty.dtype} "
+                             f"shape {list(a.ty.shape)}")
+        else:
+            bounds.append(reshape(node, a, ()))
+    if not any(isinstance(b, Expr) for b in bounds):
+        return x if bounds == [None, None] else call("clip", x, a_min=bounds[0], a_max=bounds[1], span=node.name)
+    lo, hi = bounds
+    if isinstance(lo, Expr):
+        x = call("maximum", x, lo, span=node.name)
+    elif lo is not None:
+        x = call("clip", x, a_min=lo, a_max=None, span=node.name)
+    if isinstance(hi, Expr):
+        return call("minimum", x, hi, span=node.name)
+    return x if hi is None else call("clip", x, a_min=None, a_max=hi, span=node.name)
 
 
 @converter("Add", "Sub", "Mul", "Div")
