@@ -47,6 +47,7 @@ from tests.fuzz import twin_draw as d1
 from tests.fuzz import twin_draw_elem as de
 from tests.fuzz import twin_draw_float as df
 from tests.fuzz import twin_draw_int16 as d16
+from tests.fuzz import twin_draw_lstm as dl
 from tests.fuzz import twin_draw_move as dm
 from tests.fuzz import twin_draw_ops as d2
 from tests.fuzz import twin_draw_simd as ds
@@ -102,6 +103,7 @@ OPS = {
     "QUANTIZE(i16)": d16.draw_quantize, "MOVE(i16)": d16.draw_move, "MEAN(i16)": d16.draw_mean,
     "DW>CONV>ADD(i16)": d16.draw_chain, "SIMD CONV_2D(i16)": d16.draw_conv_simd,
     "SIMD FULLY_CONNECTED(i16)": P(d16.draw_fc, simd=True), "SIMD DEPTHWISE_CONV_2D(i16)": d16.draw_dw_simd,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM(i16)": dl.draw_lstm16,
     **dsig.DRAWS,     # TFLM's signal library (twin_draw_signal.py)
     # element-wise math, comparisons and logic in every TFLM type (twin_draw_elem.py)
     **de.OPS,
