@@ -31,6 +31,9 @@ CAMPAIGNS = {
     "ref-float": ("twin", "ref", "float", 1000, 0),      # the arm_fpu draws on portable kernels: parity
     "qemu-m4": ("qemu", "cortex-m4", "", 500, 0),
     "qemu-m55": ("qemu", "cortex-m55", "", 500, 0),
+    "arm_mve16": ("twin", "arm_mve", "dsp16", 600, 0),     # the 16x8 draws on the Helium s16 kernels
+    "qemu-m55-16": ("qemu", "cortex-m55", "dsp16", 70, 0),
+    "int16": ("twin", "ref", "int16", 600, 0),             # every 16x8 draw (the 16x8 LSTM too), portable kernels
     "graph-m4": ("graph", "cortex-m4", "", 500, 1000),
     "graph-m55": ("graph", "cortex-m55", "", 500, 1000),
 }
@@ -41,7 +44,7 @@ def command(name: str, count: int) -> str:
     kind, what, ops, _, seed = CAMPAIGNS[name]
     if kind == "graph":
         return f"python -m tests.fuzz.generator --count {count} --seed {seed} --target {what} --no-minimise"
-    how = f"--qemu {what}" if kind == "qemu" else f"--variant {what}" + (f" --ops {ops}" if ops else "")
+    how = (f"--qemu {what}" if kind == "qemu" else f"--variant {what}") + (f" --ops {ops}" if ops else "")
     return f"python -m tests.fuzz.tflm_twin {how} --count {count} --seed {seed}"
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """int16x8 (16x8) evidence: whole int16 networks byte for byte against TFLite Micro over 50 inputs /
 frames, and the instructions per MAC of the 16x8 DS-CNN on Cortex-M4 and Cortex-M55 with the default
-kernels (the arm_dsp_s16 SMLAD kernels where the strategy takes them) and with the portable int64 kernels
-(--kernels ref), per kernel kind; written to benchmarks/data/int16_kernels.md.
+kernels (the arm_dsp_s16 SMLAD kernels on Cortex-M4, the arm_mve_s16 Helium kernels on Cortex-M55, where
+the strategy takes them) and with the portable int64 kernels (--kernels ref), per kernel kind; written to
+benchmarks/data/int16_kernels.md.
 
     PYTHONPATH=.shim python3 benchmarks/int16_kernels.py [--out benchmarks/data/int16_kernels.md]
         [--tflm-models DIR]   # also TFLM's keyword_scrambled.tflite / keyword_scrambled_8bit.tflite from DIR
@@ -10,8 +11,10 @@ kernels (the arm_dsp_s16 SMLAD kernels where the strategy takes them) and with t
 
 Models: tests/builders/tflm_int16_models.py (keyword_svdf: the architecture of TFLM's keyword benchmark
 model with seeded weights, int16 and int8 SVDF state; kws_16x8: the MLPerf Tiny DS-CNN quantized 16x8
-from ../shared/models/tflite/kws_ref_model_float32.tflite). Exactness: every frame's output bytes equal
-TFLM's (tflite_micro, one interpreter streamed frame after frame), host build and qemu Cortex-M4.
+from ../shared/models/tflite/kws_ref_model_float32.tflite); tests/builders/tflm_lstm16.py (a 16x8
+UNIDIRECTIONAL_SEQUENCE_LSTM, its state carried from frame to frame). Exactness: every frame's output
+bytes equal TFLM's (tflite_micro, one interpreter streamed frame after frame), host build and qemu
+Cortex-M4 and Cortex-M55.
 Instructions: executed instructions of one inference counted by the qemu TCG plugin
 (tinyfuse.harness.bench), an exact count, not cycles.
 """
@@ -32,19 +35,21 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from int8_targets import _group_calls, kernel_kinds, table  # noqa: E402
 from tests.builders.tflm_int16_models import keyword_svdf  # noqa: E402
+from tests.builders.tflm_lstm16 import lstm16  # noqa: E402
 from tests.c.test_int16_models import FRAMES, differing, kws_16x8_model, stream_against_tflm  # noqa: E402
 from tinyfuse.driver import compile_model  # noqa: E402
 from tinyfuse.harness.bench import bench_target  # noqa: E402
 from tinyfuse.harness.qemu import build_target, missing_tools  # noqa: E402
 
 TARGETS = ("cortex-m4", "cortex-m55")
-NOTES = """Notes. `auto`: the default kernels (conv2d / depthwise / matmul .arm_dsp_s16, int32 SMLAD accumulators
-where 32768 * sum|w| of every channel fits int32); `ref`: the portable kernels (int64 accumulators).
+NOTES = """Notes. `auto`: the default kernels (Cortex-M4: conv2d / depthwise / matmul .arm_dsp_s16, SMLAD;
+Cortex-M55: .arm_mve_s16, Helium VMLADAVA.S16 / VMUL.S32; int32 accumulators where 32768 * sum|w| of every
+channel fits int32); `ref`: the portable kernels (int64 accumulators).
 \\* CMSIS-NN s16 calls: the instructions per MAC of CMSIS-NN's arm_convolve_wrapper_s16 /
 arm_depthwise_conv_wrapper_s16 / arm_fully_connected_s16 on the same layer shapes (benchmarks/cmsis_nn_s16.py,
 benchmarks/data/cmsis_nn_s16.json), weighted by the model's MACs of the conv, depthwise and FC layers only
 (no pool, softmax, TFLM interpreter): a lower bound of TFLM + CMSIS-NN on this model. On Cortex-M55
-CMSIS-NN runs its Helium (MVE) s16 kernels; tinyfuse has no Helium 16x8 kernel and runs the DSP ones.
+both run Helium (MVE) s16 kernels.
 TFLM's keyword_scrambled models have scrambled weights: their outputs hardly move with the input
 (distinct outputs column), so they test the SVDF state path more than the classifier."""
 
@@ -53,7 +58,7 @@ def exactness(models: dict, tmp: Path) -> list[list]:
     """[model, target, frames, exact frames, distinct outputs, kernel kinds] per model and target."""
     rows = []
     for name, model in models.items():
-        for target in ("host", "cortex-m4"):
+        for target in ("host", "cortex-m4", "cortex-m55"):
             if target != "host" and missing_tools(target):
                 continue
             got, want, kinds = stream_against_tflm(model, target, tmp / f"{name}_{target}")
@@ -110,7 +115,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     kws = kws_16x8_model()
     models = {"keyword_svdf (int16 state)": keyword_svdf(0), "keyword_svdf (int8 state)": keyword_svdf(0, "int8"),
-              "ds_cnn_16x8": kws}
+              "ds_cnn_16x8": kws, "lstm_16x8 (B2 T4 I12 H16)": lstm16(2, 4, 12, 16, seed=1)}
     if args.tflm_models:
         for f in ("keyword_scrambled", "keyword_scrambled_8bit"):
             models[f"TFLM {f}.tflite"] = (Path(args.tflm_models) / f"{f}.tflite").read_bytes()

@@ -48,6 +48,13 @@ IPM = {
     ("conv", "conv2d.arm_mve"): 0.20, ("pw", "conv2d.arm_mve"): 0.15, ("dw", "depthwise.arm_mve"): 2.0,
     ("pw", "matmul.arm_mve"): 0.15,
     ("conv", "chain.conv_arm_mve"): 0.25, ("pw", "chain.conv_arm_mve"): 0.25,
+    # 16x8 (benchmarks/data/int16_kernels.md, the 16x8 DS-CNN's layers less EPILOGUE_INSNS per output; the int64
+    # requantize of their epilogue costs about 25 more per output, in these figures): arm_dsp_s16 on cortex-m4,
+    # arm_mve_s16 on cortex-m55
+    ("conv", "conv2d.arm_dsp_s16"): 2.6, ("pw", "conv2d.arm_dsp_s16"): 1.9, ("dw", "depthwise.arm_dsp_s16"): 8.2,
+    ("pw", "matmul.arm_dsp_s16"): 2.0,
+    ("conv", "conv2d.arm_mve_s16"): 1.4, ("pw", "conv2d.arm_mve_s16"): 1.0, ("dw", "depthwise.arm_mve_s16"): 6.0,
+    ("pw", "matmul.arm_mve_s16"): 0.95,
 }
 EPILOGUE_INSNS = 14           # requantize + clamp + store of one output element
 ROW_OVERHEAD_INSNS = 12       # per output row per stage of a fused chain (step bookkeeping, ring slot)

@@ -70,11 +70,14 @@ def lower_recurrent(fn, ctx) -> Kernel:
                   scratch_bytes=4 * hidden * 4)
 
 
-@lowering("qnn.lstm")
+@lowering("qnn.lstm", "qnn.lstm16")
 def lower_qlstm(fn, ctx) -> Kernel:
-    """TFLM's int8 LSTM (codegen_templates/recurrent/qlstm.c.j2; arithmetic: ops/recurrent_int8.py)."""
+    """TFLM's int8 and 16x8 LSTM (codegen_templates/recurrent/qlstm.c.j2; arithmetic: ops/recurrent_int8.py,
+    ops/recurrent_int16.py: int64 sums and bias for the 16x8 one)."""
     anchor, epi, pool, name = ctx.unpack(fn)
     a = anchor.attrs
+    s16 = anchor.op == "qnn.lstm16"
+    acc = np.int64 if s16 else np.int32
     names = [None if k == 3 else pool.ref(x) if isinstance(x, Constant) else epi.param_names[id(x)]
              for k, x in enumerate(anchor.args)]                  # the bias is emitted folded, below
     t_len, batch, inp = anchor.args[0].ty.shape
@@ -84,13 +87,16 @@ def lower_qlstm(fn, ctx) -> Kernel:
         raise TinyfuseError("qnn.lstm: the weights and bias must be constants (the zero points are folded in)")
     folded = bias.value.astype(np.int64) - a["x_zp"] * w.value.astype(np.int64).sum(axis=2)
     rec = -a["h_zp"] * r.value.astype(np.int64).sum(axis=2)
-    names[3] = pool.ref(folded.astype(np.int32), key=("qnn.lstm bias", id(anchor)))
-    rec_bias = pool.ref(rec.astype(np.int32), key=("qnn.lstm rec_bias", id(anchor)))
+    names[3] = pool.ref(folded.astype(acc), key=("qnn.lstm bias", id(anchor)))
+    rec_bias = pool.ref(rec.astype(acc), key=("qnn.lstm rec_bias", id(anchor)))
     vec = {k: pool.ref(np.asarray(a[k], np.int32), key=("qnn.lstm", id(anchor), k))
            for k in ("in_m", "in_s", "rec_m", "rec_s")}
     tab = pool.ref(SIGMOID_TABLE_Q16.astype(np.int32), key="tflite sigmoid_table_uint16")
     loops = template("recurrent/qlstm.c.j2").render(
-        T=t_len, B=batch, I=inp, H=hidden, tab=tab, rec_bias=rec_bias, **dict(zip(("x", "w", "r", "bias", "h0", "c0"), names)), **vec,
+        T=t_len, B=batch, I=inp, H=hidden, tab=tab, x_type="int16_t" if s16 else "int8_t",
+        acc="int64_t" if s16 else "int32_t", fc_mbqm="tf16_mbqm64" if s16 else "tf_mbqm",
+        h_min=-32768 if s16 else -128, h_max=32767 if s16 else 127, rec_bias=rec_bias,
+        **dict(zip(("x", "w", "r", "bias", "h0", "c0"), names)), **vec,
         **{k: a[k] for k in ("x_zp", "h_zp", "fc_m", "fc_s", "ig_m", "ig_s", "h_m", "h_s", "cell_clip",
                              "cell_mul", "cell_shift")})
     return Kernel(name, [p.ty for p in fn.params], anchor.ty, loops, [], macs=t_len * batch * 4 * hidden * (inp + hidden),

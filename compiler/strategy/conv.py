@@ -9,6 +9,9 @@ normal / pixel_buffer (the kernel may also run in place through a pixel buffer, 
       ``quad_epilogue`` form); ``conv2d.arm_mve``  Helium 2 x 2 blocks, scalar epilogue;
       ``depthwise.arm_mve``  Helium depthwise (multiplier 1, the ``epilogue_constants`` form);
   ``conv2d.arm_dsp``  SMLAD blocks, groups 1; ``depthwise.arm_dsp``  SXTAB16 channel quads;
+  ``conv2d.arm_mve_s16``  16x8 (int16 input) Helium VMLADAVA.S16 blocks, groups 1 (lower/conv/mve_s16.py);
+  ``depthwise.arm_mve_s16``  16x8 Helium depthwise, 4 input channels per VMUL.S32, any multiplier
+      (lower/conv/depthwise_mve_s16.py);
   ``conv2d.arm_dsp_s16``  16x8 (int16 input) SMLAD blocks, groups 1 (lower/conv/dsp_s16.py);
   ``depthwise.arm_dsp_s16``  16x8 depthwise, SMLAD on pairs of taps (lower/conv/depthwise_dsp_s16.py);
   ``conv2d.ref`` (normal) / ``conv2d.pixel_buffer`` (pixel_buffer)  portable C.
@@ -228,8 +231,8 @@ def s16_accumulator_reason(w2d: np.ndarray) -> str | None:
 
 
 def s16_conv_reason(anchor) -> str | None:
-    """Why ``conv2d.arm_dsp_s16`` cannot take ``anchor`` (int16 input with zero point 0, constant int8
-    OHWI weights, NHWC, the int32 accumulator bound), or None."""
+    """Why the 16x8 SIMD kernels (``*.arm_mve_s16``, ``*.arm_dsp_s16``) cannot take ``anchor`` (int16
+    input with zero point 0, constant int8 OHWI weights, NHWC, the int32 accumulator bound), or None."""
     x, w = anchor.args
     if x.ty.dtype != "int16":
         return f"input dtype {x.ty.dtype}, not int16"
@@ -241,6 +244,18 @@ def s16_conv_reason(anchor) -> str | None:
     if a["input_zero_point"]:
         return "an int16 input zero point (its offset does not fit the int16 lanes)"
     return s16_accumulator_reason(w.value.reshape(w.ty.shape[0], -1))
+
+
+@implementation(QCONV, "conv2d.arm_mve_s16", needs="arm_mve", applies=groups1)
+def _mve_s16(g: Group) -> str | None:
+    return _first(s16_conv_reason(g.anchor), flat_operands_reason(g.epi_ops, g.anchor.ty.shape, (1, 2)))
+
+
+@implementation(QCONV, "depthwise.arm_mve_s16", needs="arm_mve", applies=grouped)
+def _dw_mve_s16(g: Group) -> str | None:
+    geo = _geo(g)
+    return _first(s16_conv_reason(g.anchor), f"grouped conv with {geo.Cg} channels per group" if geo.C != geo.G else None,
+                  unroll_reason(geo))
 
 
 @implementation(QCONV, "conv2d.arm_dsp_s16", needs="arm_dsp", applies=groups1)

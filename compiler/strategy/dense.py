@@ -4,7 +4,7 @@ conv and fully connected layers (``nn.conv2d``, ``nn.matmul``: the FPU kernels),
 
 ``qnn.matmul`` (normal mode only: no in-place matmul kernel), best first: ``matmul.skip_zero_dsp`` /
 ``matmul.skip_zero`` (--skip-zero-activations), ``matmul.sparse_pairs`` / ``matmul.sparse`` (the
-sparse decision), ``matmul.arm_mve``, ``matmul.arm_dsp``, ``matmul.arm_dsp_s16`` (16x8), ``matmul.ref``.
+sparse decision), ``matmul.arm_mve``, ``matmul.arm_dsp``, ``matmul.arm_mve_s16`` / ``matmul.arm_dsp_s16`` (16x8), ``matmul.ref``.
 ``nn.conv2d``: ``conv2d_f32.arm_fpu`` (groups 1 or depthwise), ``conv2d_f32.ref``;
 ``nn.matmul``: ``matmul_f32.arm_fpu``, ``matmul_f32.ref``.
 ``horizontal``: ``horizontal.arm_mve`` / ``horizontal.arm_dsp`` (each branch runs that variant's
@@ -91,6 +91,12 @@ def _fc_mve(g: Group) -> str | None:
 @implementation(QMATMUL, "matmul.arm_dsp", needs="arm_dsp")
 def _fc_dsp(g: Group) -> str | None:
     return fc_reason(g)
+
+
+@implementation(QMATMUL, "matmul.arm_mve_s16", needs="arm_mve")
+def _fc_mve_s16(g: Group) -> str | None:
+    """16x8 fully connected on Helium (lower/conv/mve_s16.py): what ``matmul.arm_dsp_s16`` takes."""
+    return _fc_dsp_s16(g)
 
 
 @implementation(QMATMUL, "matmul.arm_dsp_s16", needs="arm_dsp")

@@ -3,7 +3,7 @@ lists the older ones): one model per TFLM twin draw of the struct, signal, detec
 (tests/fuzz/tflm_twin.py; a fixed seed each, TFLM's output as the oracle: exact for integers, the draw's
 own rounding bound for float), and ONNX graphs of the ops only ONNX spells (ReduceProd, boolean
 ReduceMax, TopK, OneHot, ScatterND, GatherElements, Gather with run-time indices), onnxruntime as the
-oracle. The dsp16 draws are compiled for cortex-m4 too (the arm_dsp int16 kernels)."""
+oracle. The dsp16 draws are compiled for cortex-m4 and cortex-m55 too (the arm_dsp and arm_mve int16 kernels)."""
 from __future__ import annotations
 
 import re
@@ -18,7 +18,7 @@ from tests.conftest import ort_run
 
 N = helper.make_node
 I64 = np.int64
-GROUP_TARGETS = {"struct": ("host",), "signal": ("host",), "detection": ("host",), "dsp16": ("host", "cortex-m4")}
+GROUP_TARGETS = {"struct": ("host",), "signal": ("host",), "detection": ("host",), "dsp16": ("host", "cortex-m4", "cortex-m55")}
 
 
 def _name(op: str) -> str:

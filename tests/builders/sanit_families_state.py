@@ -7,7 +7,7 @@ recurrent and streaming work, each with its independent oracle:
 - stateful .tflite models run frame after frame (``FamilyModel.frames``; the multi-model harness
   resets the state region once and runs every frame with the state carried), oracle one TFLite Micro
   interpreter invoked frame after frame (it keeps its variable tensors and resource variables):
-  SVDF float and int8 (nn.svdf, qnn.svdf), UNIDIRECTIONAL_SEQUENCE_LSTM int8 and float (qnn.lstm,
+  SVDF float and int8 (nn.svdf, qnn.svdf), UNIDIRECTIONAL_SEQUENCE_LSTM int8, 16x8 and float (qnn.lstm, qnn.lstm16,
   nn.lstm), the microWakeWord-like ring-buffer model of tests/builders/tflm_state.py (16-byte step:
   the ring_buffer pass turns its shift into a moving window of the state region that wraps within
   the frames run here), its read-after-write and variable-tensor models;
@@ -89,6 +89,7 @@ def _stateful(name, model: bytes, shape, dtype, n_frames, n_outputs=1, tol=None,
     FamilyModel, _ = _family()
     rng = np.random.default_rng(seed)
     xs = (rng.integers(-128, 128, (n_frames, *shape)).astype(np.int8) if dtype == "int8"
+          else rng.integers(-20000, 20000, (n_frames, *shape)).astype(np.int16) if dtype == "int16"
           else rng.standard_normal((n_frames, *shape)).astype(np.float32))
     want = tflm_frames(model, [[x] for x in xs], n_outputs)
     if carries:
@@ -119,10 +120,11 @@ def onnx_stream_lstm(name: str, frames: int = 6, hidden: int = 5, inp: int = 3):
 
 
 def stateful_models() -> list:
-    """SVDF float / int8 (int16 and int8 state), LSTM int8 and float, the ring-buffer streaming model,
+    """SVDF float / int8 (int16 and int8 state), LSTM int8, 16x8 and float, the ring-buffer streaming model,
     a read of a state after its write in one frame, a variable tensor nothing assigns, and an ONNX
     LSTM with state inputs / outputs compiled ``stateful``."""
     from tests.builders.tflm_lstm import lstm
+    from tests.builders.tflm_lstm16 import lstm16
     from tests.builders.tflm_state import read_after_write_model, ring_model, variable_tensor_model
     from tests.builders.tflm_svdf import svdf
     return [
@@ -132,6 +134,7 @@ def stateful_models() -> list:
         _stateful("s_svdf_int8_state", svdf(2, 5, 4, 3, 1, state="int8", state_q=(0.02, 3)), (2, 5), "int8", 5,
                   seed=2),
         _stateful("s_lstm_int8", lstm(2, 3, 4, 5), (2, 3, 4), "int8", 5, seed=3),
+        _stateful("s_lstm_16x8", lstm16(2, 3, 5, 6, seed=4, x_q=(2.0 ** -11, 9)), (2, 3, 5), "int16", 5, seed=8),
         _stateful("s_lstm_float", lstm(1, 2, 3, 4, seed=5, int8=False, time_major=True), (2, 1, 3), "float32", 4,
                   tol=1e-5, seed=5),
         _stateful("s_ring_buffer", ring_model(5, 16), (1, 1, 16), "int8", 14, n_outputs=2, seed=4),

@@ -30,6 +30,7 @@ any SIMD variant of the target), and a table per shape class shows that coverage
     python -m tests.fuzz.tflm_twin --seed 17 --count 1 --show              # one model, its parameters and outcome
     python -m tests.fuzz.tflm_twin --ops CONV_2D,MEAN --count 200          # only some ops (or a group: simd, float)
     python -m tests.fuzz.tflm_twin --variant arm_dsp --ops dsp16 --count 300   # the 16x8 arm_dsp_s16 kernels
+    python -m tests.fuzz.tflm_twin --variant arm_mve --ops dsp16 --count 300   # the 16x8 arm_mve_s16 kernels
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ from tests.fuzz import twin_draw as d1
 from tests.fuzz import twin_draw_elem as de
 from tests.fuzz import twin_draw_float as df
 from tests.fuzz import twin_draw_int16 as d16
+from tests.fuzz import twin_draw_lstm as dl
 from tests.fuzz import twin_draw_move as dm
 from tests.fuzz import twin_draw_ops as d2
 from tests.fuzz import twin_draw_simd as ds
@@ -102,6 +104,7 @@ OPS = {
     "QUANTIZE(i16)": d16.draw_quantize, "MOVE(i16)": d16.draw_move, "MEAN(i16)": d16.draw_mean,
     "DW>CONV>ADD(i16)": d16.draw_chain, "SIMD CONV_2D(i16)": d16.draw_conv_simd,
     "SIMD FULLY_CONNECTED(i16)": P(d16.draw_fc, simd=True), "SIMD DEPTHWISE_CONV_2D(i16)": d16.draw_dw_simd,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM(i16)": dl.draw_lstm16,
     **dsig.DRAWS,     # TFLM's signal library (twin_draw_signal.py)
     # element-wise math, comparisons and logic in every TFLM type (twin_draw_elem.py)
     **de.OPS,
@@ -117,7 +120,7 @@ SIMD_INT8 = ["SIMD CONV_2D", "SIMD DEPTHWISE_CONV_2D", "SIMD FULLY_CONNECTED", "
              "CONV>DW>CONV", "SIMD POOL"] * 2 + ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CONV+ADD", "DW+CONV",
                                                  "CONV+POOL", "CONV+MEAN", "AVERAGE_POOL_2D"]
 INT16 = [o for o in OPS if o.endswith("(i16)") and o not in de.OPS]       # the 16x8 draws
-# the 16x8 draws whose kernels have arm_dsp variants (conv2d / depthwise / matmul .arm_dsp_s16)
+# the 16x8 draws whose kernels have arm_dsp and arm_mve variants (conv2d / depthwise / matmul .arm_dsp_s16, .arm_mve_s16)
 DSP_INT16 = ["SIMD CONV_2D(i16)", "SIMD FULLY_CONNECTED(i16)", "CONV_2D(i16)", "FULLY_CONNECTED(i16)", "DW>CONV>ADD(i16)",
              "SIMD DEPTHWISE_CONV_2D(i16)", "DEPTHWISE_CONV_2D(i16)"]
 DETECTION = list(ddet.DRAWS)
@@ -126,19 +129,19 @@ GROUPS = {"all": list(OPS), "struct": STRUCT, "simd": SIMD_INT8, "float": FLOAT,
           "int8": [o for o in OPS if o not in FLOAT and o not in INT16 and o not in dsig.DRAWS and o not in de.NOT_INT8
                    and o not in DETECTION],
           "dsp": [o for o in SIMD_INT8 if "POOL" not in o],          # Cortex-M4 has no SIMD pool
-          "dsp16": DSP_INT16}
-DEFAULT_GROUP = {"ref": "all", "arm_dsp": "dsp", "arm_mve": "simd", "arm_fpu": "float"}
+          "dsp16": DSP_INT16, "mve": SIMD_INT8 + DSP_INT16}       # Helium: the int8 and the 16x8 SIMD draws
+DEFAULT_GROUP = {"ref": "all", "arm_dsp": "dsp", "arm_mve": "mve", "arm_fpu": "float"}
 STATUSES = ("exact", "tflm wraps", "tflm refused", "tf refused", "failure")
 
 
 def op_list(names: str, variant: str = "ref", qemu: str | None = None) -> list[str]:
     """The op list of ``--ops`` (names and group names, comma-separated; a name may repeat to weight it),
-    or the variant's default group (qemu: the SIMD int8 draws of the target, dsp or simd, and the float
+    or the variant's default group (qemu: the SIMD draws of the target, dsp or mve, and the float
     ones twice)."""
     if not names:
         if qemu:
             from tinyfuse.targets import get_target
-            return GROUPS["simd" if "mve" in get_target(qemu).features else "dsp"] + FLOAT * 2
+            return GROUPS["mve" if "mve" in get_target(qemu).features else "dsp"] + FLOAT * 2
         return GROUPS[DEFAULT_GROUP[variant]]
     out = []
     for n in (x for x in names.split(",") if x):
@@ -267,7 +270,7 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0, help="first seed (seeds are consecutive)")
     ap.add_argument("--ops", default="", help="comma-separated op names or groups (" + ", ".join(GROUPS)
-                    + "); default: all for ref, dsp for arm_dsp, simd for arm_mve, float for arm_fpu, dsp or simd + float for --qemu")
+                    + "); default: all for ref, dsp for arm_dsp, mve (simd + dsp16) for arm_mve, float for arm_fpu, dsp or mve + float for --qemu")
     ap.add_argument("--variant", choices=list(VARIANT_TARGET), default="ref",
                     help="kernels to compile for (ref: host; arm_dsp: cortex-m4; arm_mve: cortex-m55; arm_fpu: "
                     "cortex-m4), built on the host through the SIMD stand-ins")

@@ -17,7 +17,8 @@ are [H, P] and output_state [B, P]), peepholes (operands 9-11).
 int8 models (int8 input, weights and h, int32 bias, int16 cell state) → ``qnn.lstm``
 (compiler/ops/recurrent_int8.py: TFLM's integer kernel, bit-exact), with TFLM's parameters
 computed here as its Prepare does (lstm_eval_common.cc: gate FCs into Q3.12, inter-gate products
-from Q0.15, the cell's power-of-two scale, the quantized cell clip).
+from Q0.15, the cell's power-of-two scale, the quantized cell clip). 16x8 models (int16 input, output
+and h, int8 weights, int64 bias) → ``qnn.lstm16`` (rnn_int16.py, compiler/ops/recurrent_int16.py).
 
 Refused with a clear error: hybrid models (float input, int8 weights), per-channel or asymmetric
 int8 weights, CIFG, peepholes or a projection in int8 (TFLM refuses them), layer normalization, fused
@@ -63,8 +64,9 @@ def _check_variants(op: Op, ins: list) -> None:
 
 def _check(op: Op) -> None:
     ins = op.inputs + [None] * (24 - len(op.inputs))
-    if ins[0].dtype not in ("float32", "int8"):
-        raise op.error(f"{ins[0].dtype} input: only float32 and int8 UNIDIRECTIONAL_SEQUENCE_LSTM are supported")
+    if ins[0].dtype not in ("float32", "int8", "int16"):
+        raise op.error(f"{ins[0].dtype} input: only float32, int8 and 16x8 (int16) UNIDIRECTIONAL_SEQUENCE_LSTM "
+                       "are supported")
     if ins[0].dtype == "float32" and any(t is not None and t.dtype != "float32" for t in ins[1:16]) \
             or op.opt("asymmetricQuantizeInputs"):
         raise op.error("quantized (hybrid) weights under a float input are not supported")
@@ -92,6 +94,9 @@ def convert_unidirectional_lstm(g: Graph, op: Op):
     if x_t.dtype == "int8":
         from .rnn_int8 import convert_int8_lstm
         return convert_int8_lstm(g, op, x, time_major)
+    if x_t.dtype == "int16":
+        from .rnn_int16 import convert_int16_lstm
+        return convert_int16_lstm(g, op, x, time_major)
     t_len, batch, _ = x.ty.shape
     cifg = op.inputs[1] is None
     w, r = _stack(op, 1, "input weights", cifg), _stack(op, 5, "recurrent weights", cifg)

@@ -446,4 +446,78 @@ static inline int32_t vgetq_lane_s32(int32x4_t v, int lane)
   return v.v[lane];
 }
 
+
+/* ---- Helium 16x8 subset (the _s16 kernels, codegen_templates/conv2d/arm_mve_s16.c.j2,
+ * depthwise/arm_mve_s16.c.j2): 8 int16 lanes, lane i active when predicate bit 2i is set (VCTP16 sets
+ * 2 bits per lane); VLDRB.S16 / VLDRH.S32 widen with sign; the zeroing predicated loads touch only
+ * the active lanes' bytes; VMLADAVA.S16 wraps as the hardware. ---- */
+typedef struct { int16_t v[8]; } int16x8_t;
+
+static inline mve_pred16_t vctp16q(uint32_t n)
+{
+  return (mve_pred16_t)(n >= 8u ? 0xFFFFu : (1u << (2u * n)) - 1u);
+}
+
+static inline int16x8_t vldrhq_s16(const int16_t *p)
+{
+  int16x8_t r;
+  memcpy(r.v, p, 16);
+  return r;
+}
+
+static inline int16x8_t vldrhq_z_s16(const int16_t *p, mve_pred16_t pred)
+{
+  int16x8_t r;
+  int i;
+  for (i = 0; i < 8; ++i)
+    r.v[i] = (((unsigned)pred >> (2 * i)) & 1u) ? p[i] : (int16_t)0;
+  return r;
+}
+
+static inline int16x8_t vldrbq_s16(const int8_t *p)
+{
+  int16x8_t r;
+  int i;
+  for (i = 0; i < 8; ++i)
+    r.v[i] = p[i];
+  return r;
+}
+
+static inline int16x8_t vldrbq_z_s16(const int8_t *p, mve_pred16_t pred)
+{
+  int16x8_t r;
+  int i;
+  for (i = 0; i < 8; ++i)
+    r.v[i] = (((unsigned)pred >> (2 * i)) & 1u) ? (int16_t)p[i] : (int16_t)0;
+  return r;
+}
+
+/* VMLADAVA.S16: acc + sum of the 8 lane products (wrapping 32-bit, as the hardware) */
+static inline int32_t vmladavaq_s16(int32_t acc, int16x8_t a, int16x8_t b)
+{
+  uint32_t s = (uint32_t)acc;
+  int i;
+  for (i = 0; i < 8; ++i)
+    s += (uint32_t)((int32_t)a.v[i] * (int32_t)b.v[i]);
+  return (int32_t)s;
+}
+
+static inline int32x4_t vldrhq_s32(const int16_t *p)
+{
+  int32x4_t r;
+  int i;
+  for (i = 0; i < 4; ++i)
+    r.v[i] = p[i];
+  return r;
+}
+
+static inline int32x4_t vldrhq_z_s32(const int16_t *p, mve_pred16_t pred)
+{
+  int32x4_t r;
+  int i;
+  for (i = 0; i < 4; ++i)
+    r.v[i] = (((unsigned)pred >> (4 * i)) & 1u) ? p[i] : 0;
+  return r;
+}
+
 #endif /* TINYFUSE_SIMD_H */
