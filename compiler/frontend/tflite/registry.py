@@ -128,6 +128,9 @@ class Graph:
         self.states = states if states is not None else StateTable()
         self.handles: dict[int, str] = {}      # VAR_HANDLE output tensor index → resource key
         self.subgraph: Callable | None = None  # subgraph(index, states): converts another subgraph (CALL_ONCE)
+        #: call(index, values, op) -> output values: subgraph ``index`` converted with its inputs bound to
+        #: ``values`` (IF's taken branch, one WHILE iteration; control.py)
+        self.call: Callable | None = None
 
     def value(self, t: Tensor) -> Expr:
         """The tensor as it is: int8 stays int8, NHWC stays NHWC; constants become Constants; a

@@ -1,0 +1,91 @@
+""".tflite models with control flow (IF, WHILE: subgraphs) and the TFLM custom ops CIRCULAR_BUFFER and
+BasicClassifier, built with tflite-micro's model editor; TFLM runs the same bytes as the oracle.
+
+- :func:`if_model`: y = IF(cond, x) with then = x * 2 + 1 and else = x * 3 (float32, or int8 ADD / MUL
+  with requantization); ``cond`` a constant, a comparison of constants (folded), or a run-time input;
+- :func:`while_model`: (i, y) = WHILE(i0 = 0, x) with cond ``i < n`` and body (i + 1, y * 0.5 + 1)
+  (float32): ``n`` a constant, or a run-time input.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tests.builders.tflm_misc import _mods, act, const, operator
+
+Q = (0.05, -3)
+
+
+def _tensor(shape, dtype: str, name: str, data=None):
+    me, S = _mods()
+    return me.Tensor(shape=tuple(shape), dtype=getattr(S.TensorType, dtype.upper()), name=name, data=data)
+
+
+def _branch(kind: str, shape, q, tag: str):
+    """(ops, input, output) of a branch: 'then' = ADD(x, x) then ADD 1 (x * 2 + 1), 'else' = MUL(x, 3)."""
+    x, y = act(shape, q, f"{tag}_x"), act(shape, q, f"{tag}_y")
+    if kind == "then":
+        twice = act(shape, q, f"{tag}_2x")
+        one = const(np.array([1.0], np.float32), f"{tag}_one") if q is None else \
+            const(np.array([int(round(1 / q[0])) + q[1]], np.int8), f"{tag}_one", q)
+        ops = [operator("ADD", [x, x], [twice], "AddOptions"), operator("ADD", [twice, one], [y], "AddOptions")]
+    else:
+        three = const(np.array([3.0], np.float32), f"{tag}_three") if q is None else \
+            const(np.array([60 + q[1]], np.int8), f"{tag}_three", q)
+        ops = [operator("MUL", [x, three], [y], "MulOptions")]
+    return ops, x, y
+
+
+def if_model(cond: str = "true", q=None, shape=(1, 6)) -> bytes:
+    """IF(cond, x) → y (module doc). ``cond``: 'true' / 'false' (a constant bool [1]), 'less' (LESS of
+    two int32 constants: 2 < 5, folded), 'input' (a bool [1] model input: decided at run time)."""
+    me, S = _mods()
+    x, y = act(shape, q, "x"), act(shape, q, "y")
+    ops, inputs = [], [x]
+    if cond in ("true", "false"):
+        c = _tensor((1,), "bool", "cond", np.array([cond == "true"]))
+    elif cond == "less":
+        c = _tensor((1,), "bool", "cond")
+        ops.append(operator("LESS", [const(np.array([2], np.int32), "a"), const(np.array([5], np.int32), "b")], [c]))
+    else:
+        c = _tensor((1,), "bool", "cond")
+        inputs.append(c)
+    ops.append(operator("IF", [c, x], [y], "IfOptions", thenSubgraphIndex=1, elseSubgraphIndex=2))
+    m = me.Model(description="tinyfuse tflm_control if")
+    m.add_subgraph(tensors=[x, y, c], operators=ops, inputs=inputs, outputs=[y], name="main")
+    for tag in ("then", "else"):
+        b_ops, bx, by = _branch(tag, shape, q, tag)
+        m.add_subgraph(tensors=[bx, by], operators=b_ops, inputs=[bx], outputs=[by], name=tag)
+    return bytes(m.build())
+
+
+def while_model(n: int = 5, runtime_n: bool = False, shape=(1, 4)) -> bytes:
+    """(i, y) = WHILE(0, x): while i < n: i += 1, y = y * 0.5 + 1 (float32). ``runtime_n``: n is an
+    int32 [1] model input (the trip count is decided at run time)."""
+    me, S = _mods()
+    x, y = act(shape, None, "x"), act(shape, None, "y")
+    i0, i_out = const(np.array([0], np.int32), "i0"), _tensor((1,), "int32", "i_out")
+    inputs = [x]
+    if runtime_n:
+        n_t = _tensor((1,), "int32", "n")
+        inputs.append(n_t)
+        loop_in, loop_out = [i0, x, n_t], [i_out, y, _tensor((1,), "int32", "n_out")]
+    else:
+        loop_in, loop_out = [i0, x], [i_out, y]
+    m = me.Model(description="tinyfuse tflm_control while")
+    m.add_subgraph(tensors=[x, y, i0, i_out], inputs=inputs, outputs=[y, i_out], name="main",
+                   operators=[operator("WHILE", loop_in, loop_out, "WhileOptions", condSubgraphIndex=1,
+                                       bodySubgraphIndex=2)])
+    ci, cx, flag = _tensor((1,), "int32", "c_i"), act(shape, None, "c_x"), _tensor((1,), "bool", "c_flag")
+    c_in = [ci, cx] + ([_tensor((1,), "int32", "c_n")] if runtime_n else [])
+    limit = c_in[2] if runtime_n else const(np.array([n], np.int32), "c_limit")
+    m.add_subgraph(tensors=[*c_in, flag], operators=[operator("LESS", [ci, limit], [flag])], inputs=c_in,
+                   outputs=[flag], name="cond")
+    bi, bx = _tensor((1,), "int32", "b_i"), act(shape, None, "b_x")
+    b_in = [bi, bx] + ([_tensor((1,), "int32", "b_n")] if runtime_n else [])
+    bi2, half, by = _tensor((1,), "int32", "b_i2"), act(shape, None, "b_half"), act(shape, None, "b_y")
+    ops = [operator("ADD", [bi, const(np.array([1], np.int32), "b_one")], [bi2], "AddOptions"),
+           operator("MUL", [bx, const(np.array([0.5], np.float32), "b_05")], [half], "MulOptions"),
+           operator("ADD", [half, const(np.array([1.0], np.float32), "b_1f")], [by], "AddOptions")]
+    m.add_subgraph(tensors=[*b_in, bi2, half, by], operators=ops, inputs=b_in,
+                   outputs=[bi2, by] + b_in[2:], name="body")
+    return bytes(m.build())
