@@ -26,11 +26,11 @@ def _branch(kind: str, shape, q, tag: str):
     if kind == "then":
         twice = act(shape, q, f"{tag}_2x")
         one = const(np.array([1.0], np.float32), f"{tag}_one") if q is None else \
-            const(np.array([int(round(1 / q[0])) + q[1]], np.int8), f"{tag}_one", q)
+            const(np.array([64], np.int8), f"{tag}_one", (1 / 64, 0))
         ops = [operator("ADD", [x, x], [twice], "AddOptions"), operator("ADD", [twice, one], [y], "AddOptions")]
     else:
         three = const(np.array([3.0], np.float32), f"{tag}_three") if q is None else \
-            const(np.array([60 + q[1]], np.int8), f"{tag}_three", q)
+            const(np.array([100], np.int8), f"{tag}_three", (0.03, 0))
         ops = [operator("MUL", [x, three], [y], "MulOptions")]
     return ops, x, y
 
@@ -88,4 +88,67 @@ def while_model(n: int = 5, runtime_n: bool = False, shape=(1, 4)) -> bytes:
            operator("ADD", [half, const(np.array([1.0], np.float32), "b_1f")], [by], "AddOptions")]
     m.add_subgraph(tensors=[*b_in, bi2, half, by], operators=ops, inputs=b_in,
                    outputs=[bi2, by] + b_in[2:], name="body")
+    return bytes(m.build())
+
+
+# ----------------------------------------------------------------------------- TFLM custom ops
+def _custom(name: str, inputs, outputs, options: bytes | None = None):
+    me, S = _mods()
+    op = me.Operator(opcode=S.BuiltinOperator.CUSTOM, inputs=list(inputs), outputs=list(outputs), custom_code=name)
+    if options is not None:
+        op._fb.customOptions = list(options)
+    return op
+
+
+def cycles_option(cycles: int | None) -> bytes | None:
+    """CIRCULAR_BUFFER's custom options: the flexbuffer map {cycles_max} (None: no options)."""
+    from flatbuffers import flexbuffers
+    return None if cycles is None else bytes(flexbuffers.Dumps({"cycles_max": int(cycles)}))
+
+
+def circular_buffer_model(slots: int = 3, h: int = 1, d: int = 4, cycles: int | None = 2, stages: int = 1) -> bytes:
+    """x int8 [1, 1, h, d] → ``stages`` times (CIRCULAR_BUFFER [1, slots, h, d] → AVERAGE_POOL_2D over
+    the slots → [1, 1, h, d]). Outputs: every buffer and every pool result (all model outputs, so
+    TFLM's planner keeps their bytes from one invocation to the next)."""
+    me, S = _mods()
+    x = act((1, 1, h, d), Q, "x")
+    ops, outs, cur = [], [], x
+    for k in range(stages):
+        buf, pooled = act((1, slots, h, d), Q, f"buf{k}"), act((1, 1, h, d), Q, f"pool{k}")
+        ops.append(_custom("CIRCULAR_BUFFER", [cur], [buf], cycles_option(cycles)))
+        ops.append(operator("AVERAGE_POOL_2D", [buf], [pooled], "Pool2DOptions", padding=1, strideH=1, strideW=1,
+                            filterHeight=slots, filterWidth=1))
+        outs += [buf, pooled]
+        cur = pooled
+    m = me.Model(description="tinyfuse tflm_control circular buffer")
+    m.add_subgraph(tensors=[x, *outs], operators=ops, inputs=[x], outputs=outs, name="main")
+    return bytes(m.build())
+
+
+def basic_classifier_model(n: int = 8, indices=(1, 5, 6), thresholds=(0, 100, -50), flat: bool = False) -> bytes:
+    """BasicClassifier(scores int32 [1, n] (or [n]), target_indices, thresholds) → (detected bool [K],
+    posteriors int32 [K]); indices and thresholds constants."""
+    me, S = _mods()
+    x = _tensor((n,) if flat else (1, n), "int32", "scores")
+    k = len(indices)
+    det, post = _tensor((k,), "bool", "detected"), _tensor((k,), "int32", "posteriors")
+    idx = const(np.array(indices, np.int32), "target_indices")
+    thr = const(np.array(thresholds, np.int32), "thresholds")
+    m = me.Model(description="tinyfuse tflm_control basic classifier")
+    m.add_subgraph(tensors=[x, idx, thr, det, post], operators=[_custom("BasicClassifier", [x, idx, thr], [det, post])],
+                   inputs=[x], outputs=[det, post], name="main")
+    return bytes(m.build())
+
+
+def circular_buffer_last_model(slots: int, h: int, d: int, cycles: int | None, q=Q) -> bytes:
+    """x int8 [1, 1, h, d] → CIRCULAR_BUFFER [1, slots, h, d] → STRIDED_SLICE of the newest slot → y: the
+    part of the buffer one invocation determines (the older slots hold TFLM's arena bytes at first)."""
+    me, S = _mods()
+    x, buf, y = act((1, 1, h, d), q, "x"), act((1, slots, h, d), q, "buf"), act((1, 1, h, d), q, "y")
+    ops = [_custom("CIRCULAR_BUFFER", [x], [buf], cycles_option(cycles)),
+           operator("STRIDED_SLICE", [buf, const(np.array([0, slots - 1, 0, 0], np.int32), "begin"),
+                                      const(np.array([1, slots, h, d], np.int32), "end"),
+                                      const(np.array([1, 1, 1, 1], np.int32), "strides")], [y], "StridedSliceOptions")]
+    m = me.Model(description="tinyfuse tflm_control circular buffer, newest slot")
+    m.add_subgraph(tensors=[x, buf, y], operators=ops, inputs=[x], outputs=[y], name="main")
     return bytes(m.build())

@@ -167,7 +167,8 @@ def _io_tensor(tensors: list[Tensor], i: int, what: str) -> Tensor:
 def from_tflite(model: str | Path | bytes, name: str | None = None, where: str | None = None) -> IRModule:
     """Convert a .tflite (path or bytes) to an IRModule with the model's NHWC I/O and dtypes.
 
-    Subgraph 0 is the model; another subgraph is converted only as a CALL_ONCE init subgraph.
+    Subgraph 0 is the model; another subgraph is converted as a CALL_ONCE init subgraph, or inlined
+    where an IF or WHILE calls it with a compile-time condition (control.py).
     Resource variables and variable tensors become ``IRModule.states`` (state.py): extra
     trailing parameters and outputs of ``main``, after the model's own. ``where`` (default: the path, or
     "the TFLite flatbuffer") names the file in the errors about its bytes."""
@@ -188,7 +189,8 @@ def from_tflite(model: str | Path | bytes, name: str | None = None, where: str |
         t = _io_tensor(g.tensors, i, "output")
         if i not in g.env:
             raise TinyfuseError(f"output '{t.name}' {t} is not computed by any operator")
-        outputs.append(g.env[i])
+        outputs.append(g.env[i] if i not in g.gates else g.states.hold(("output", i), f"{t.name}_held", g.env[i],
+                                                                        g.gates[i]))
     if not outputs:
         raise TinyfuseError("the TFLite subgraph has no outputs")
     n_out = len(outputs)
@@ -341,4 +343,5 @@ def convert_op(g: Graph, op: Op) -> None:
         raise op.error(str(e)) from None
     for t, e in zip(op.outputs, y if isinstance(y, list) else [y]):
         g.set(t, e, op)
+    g.states.advance()
 

@@ -131,6 +131,7 @@ class Graph:
         #: call(index, values, op) -> output values: subgraph ``index`` converted with its inputs bound to
         #: ``values`` (IF's taken branch, one WHILE iteration; control.py)
         self.call: Callable | None = None
+        self.gates: dict[int, Expr] = {}       # tensor index → StateTable.gate when an operator wrote it
 
     def value(self, t: Tensor) -> Expr:
         """The tensor as it is: int8 stays int8, NHWC stays NHWC; constants become Constants; a
@@ -160,6 +161,8 @@ class Graph:
             raise op.error(f"tinyfuse computes {list(e.ty.shape)} {e.ty.dtype} for output '{t.name}' {t}")
         check_size(e.ty, f"tensor '{t.name}'")
         self.env[t.index] = e
+        if self.states.gate is not None:
+            self.gates[t.index] = self.states.gate
 
 
 def is_int8(t: Tensor) -> bool:

@@ -12,7 +12,11 @@ of the same state (it is a data dependence). What TFLM does that this follows:
   assigned tensor's bytes and a read gives them to the reading tensor as they are;
 - ``MicroAllocator::ResetVariableTensors``: a variable tensor starts as every byte its zero point
   (int8) or 0 (other types); a resource variable starts as the value its CALL_ONCE init subgraph
-  assigns, or zeros when none does.
+  assigns, or zeros when none does;
+- an operator that ends the invocation early (TFLM's CIRCULAR_BUFFER returns kTfLiteAbort between
+  its strides, micro_interpreter_graph.cc stops there) sets :attr:`StateTable.gate`, the bool scalar
+  "the invocation goes on past it": every later state write keeps the old value where it is false,
+  and so does every model output computed after it (:meth:`StateTable.hold`).
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import TinyfuseError
-from ...ir import Constant, Expr, State, TensorType, Var
+from ...ir import Constant, Expr, State, TensorType, Var, call
 from ..onnx.reader import sanitize
 
 
@@ -43,6 +47,18 @@ class StateTable:
     def __init__(self):
         self.slots: dict[tuple, _Slot] = {}
         self.initializing = False      # True while the CALL_ONCE init subgraph is converted
+        self.gate: Expr | None = None  # bool [1]: the invocation runs past the operators seen so far
+        self._ends: Expr | None = None  # bool [1]: the invocation runs past the operator being converted
+
+    def end_unless(self, goes_on: Expr) -> None:
+        """The operator being converted ends the invocation where ``goes_on`` (bool [1]) is false;
+        :meth:`advance` makes that the gate once its outputs are set (they are written before it ends)."""
+        self._ends = goes_on
+
+    def advance(self) -> None:
+        if self._ends is not None:
+            self.gate = self._ends if self.gate is None else call("logical_and", self.gate, self._ends)
+            self._ends = None
 
     def _slot(self, key: tuple, name: str, shape, dtype: str, fill: int, op=None) -> _Slot:
         if key not in self.slots:
@@ -85,7 +101,7 @@ class StateTable:
         slot = self._slot(key, _name(key, t), t.shape, t.dtype, self._fill(t), op)
         self._check(slot, value.ty.shape, value.ty.dtype, f"the value assigned from '{t.name}'", op)
         if not self.initializing:
-            slot.value = value
+            slot.value = self._gated(value, slot.value)
         elif isinstance(value, Constant):
             slot.init = np.ascontiguousarray(value.value).reshape(slot.var.ty.shape).copy()
         else:
@@ -106,7 +122,19 @@ class StateTable:
     def assign_kernel_state(self, key: tuple, value: Expr, op) -> None:
         slot = self.slots[key]
         self._check(slot, value.ty.shape, value.ty.dtype, "the value assigned", op)
-        slot.value = value
+        slot.value = self._gated(value, slot.value)
+
+    def _gated(self, value: Expr, old: Expr) -> Expr:
+        """``value`` where the invocation runs this far (:attr:`gate`), else ``old``."""
+        return value if self.gate is None else call("select", self.gate, value, old)
+
+    def hold(self, key: tuple, name: str, value: Expr, gate: Expr) -> Expr:
+        """Model output ``value`` computed after an early end (``gate`` false): the output keeps its
+        last computed value then, as TFLM's output tensor keeps its bytes (a state of its own, zeros
+        before the first value)."""
+        slot = self._slot(key, name, value.ty.shape, value.ty.dtype, 0)
+        slot.value = call("select", gate, value, slot.var)
+        return slot.value
 
     def states(self) -> tuple[State, ...]:
         return tuple(State(s.name, tuple(s.var.ty.shape), s.var.ty.dtype, s.init, s.fill)
