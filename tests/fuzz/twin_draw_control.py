@@ -1,6 +1,6 @@
 """The TFLM twin fuzzer's draws of control flow folded at compile time (IF with a constant condition,
 WHILE with a constant trip count; tests/builders/tflm_control.py) and of TFLM's custom ops
-CIRCULAR_BUFFER and BasicClassifier. One invocation each, every output compared byte for byte (the
+CIRCULAR_BUFFER, BasicClassifier and TFLM_DECODE (compressed weights, tests/builders/tflm_decode.py). One invocation each, every output compared byte for byte (the
 float32 branches and loop bodies are single float32 operations, exact in both). CIRCULAR_BUFFER draws
 run on the first invocation (cycles_max 1, or unset with 5, 13 or 25 slots) and compare the newest
 slot: the older ones hold TFLM's arena bytes until the stream fills them (tests/c/
@@ -51,5 +51,27 @@ def draw_basic_classifier(rng) -> Draw:
     return Draw("BasicClassifier", model, [x], dict(n=n, indices=indices, thresholds=thresholds))
 
 
+def draw_decode(rng) -> Draw:
+    """A CONV_2D / DEPTHWISE_CONV_2D whose weights (and bias) TFLM_DECODE decompresses: LUT tables that
+    match the weights' quantization (per channel, or one table for per-tensor scales) or a prune mask."""
+    import warnings
+    from tests.builders import tflm_decode as td
+    depthwise, per_channel = bool(rng.random() < 0.5), bool(rng.random() < 0.6)
+    model, idx, x = td.conv_model(rng, depthwise, per_channel, levels=int(rng.integers(1, 7)))
+    axis = 3 if depthwise else 0
+    kind = pick(rng, ["lut", "lut_bias", "prune"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind == "prune":
+            compressed = td.prune(model, idx["weights"], axis)
+        else:
+            bits = int(rng.integers(3, 8)) if per_channel else int(rng.integers(6, 8))
+            tensors = {idx["weights"]: (bits, axis if per_channel else None)}
+            if kind == "lut_bias":
+                tensors[idx["bias"]] = (int(rng.integers(3, 8)), 0)
+            compressed = td.lut(model, tensors)
+    return Draw("TFLM_DECODE", compressed, [x], dict(depthwise=depthwise, per_channel=per_channel, kind=kind))
+
+
 DRAWS = {"IF": draw_if, "WHILE": draw_while, "CIRCULAR_BUFFER": draw_circular_buffer,
-         "BasicClassifier": draw_basic_classifier}
+         "BasicClassifier": draw_basic_classifier, "TFLM_DECODE": draw_decode}
