@@ -152,3 +152,20 @@ def circular_buffer_last_model(slots: int, h: int, d: int, cycles: int | None, q
     m = me.Model(description="tinyfuse tflm_control circular buffer, newest slot")
     m.add_subgraph(tensors=[x, buf, y], operators=ops, inputs=[x], outputs=[y], name="main")
     return bytes(m.build())
+
+
+def buffer_in_branch_model(slots: int = 3, branch_slots: int = 2, d: int = 4) -> bytes:
+    """x int8 [1, 1, 1, d] → CIRCULAR_BUFFER [1, slots, 1, d] (operator 0 of the main subgraph) and IF(true, x)
+    whose then branch is CIRCULAR_BUFFER [1, branch_slots, 1, d] (operator 0 of its subgraph); cycles_max 1.
+    Outputs: both buffers (each operator keeps a buffer of its own)."""
+    me, S = _mods()
+    x, buf, y = act((1, 1, 1, d), Q, "x"), act((1, slots, 1, d), Q, "buf"), act((1, branch_slots, 1, d), Q, "y")
+    cond = _tensor((1,), "bool", "cond", np.array([True]))
+    ops = [_custom("CIRCULAR_BUFFER", [x], [buf], cycles_option(1)),
+           operator("IF", [cond, x], [y], "IfOptions", thenSubgraphIndex=1, elseSubgraphIndex=1)]
+    m = me.Model(description="tinyfuse tflm_control buffer in a branch")
+    m.add_subgraph(tensors=[x, buf, y, cond], operators=ops, inputs=[x], outputs=[buf, y], name="main")
+    bx, by = act((1, 1, 1, d), Q, "b_x"), act((1, branch_slots, 1, d), Q, "b_y")
+    m.add_subgraph(tensors=[bx, by], operators=[_custom("CIRCULAR_BUFFER", [bx], [by], cycles_option(1))],
+                   inputs=[bx], outputs=[by], name="then")
+    return bytes(m.build())

@@ -17,7 +17,8 @@ from tinyfuse.driver import compile_model
 from tinyfuse.errors import TinyfuseError
 from tinyfuse.harness.frames import c_frames, frame_inputs
 from tinyfuse.targets import get_target
-from tests.builders.tflm_control import basic_classifier_model, circular_buffer_model, cycles_option
+from tests.builders.tflm_control import (basic_classifier_model, buffer_in_branch_model, circular_buffer_model,
+                                          cycles_option)
 from tests.conftest import compile_and_run, require_programs
 
 ABORT = 15                     # TFLM's kTfLiteAbort (micro_context.h)
@@ -69,6 +70,18 @@ def test_circular_buffer_ends_the_frame_as_tflm_does():
     frames = [[np.full((1, 1, 1, 4), k, np.int8)] for k in range(6)]
     assert [s for s, _ in _tflm_frames(model, frames, 2)] == [ABORT, 0] * 3
     assert len(compile_model(model).states) == 3     # buffer, count, and the pool result held
+
+
+def test_buffer_in_an_if_branch_is_a_state_of_its_own(tmp_path):
+    """Operator 0 of the main subgraph and operator 0 of the inlined branch keep separate buffers (3 and
+    2 slots), every frame equal to TFLM's after the 3-frame warm-up."""
+    require_programs("gcc")
+    model = buffer_in_branch_model()
+    result = compile_model(model)
+    frames = frame_inputs(None, result.inputs, 12, seed=4)
+    outs, _ = c_frames(result, get_target("host"), frames, tmp_path)
+    refs = _tflm_frames(model, frames, 2)
+    assert [k for k in range(3, 12) if not (refs[k][0] == 0 and all(map(_same, outs[k], refs[k][1])))] == []
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(flat=True), dict(n=4, indices=(3, 0), thresholds=(7, -7))])

@@ -1,10 +1,10 @@
 """The TFLM twin fuzzer's draws of control flow folded at compile time (IF with a constant condition,
 WHILE with a constant trip count; tests/builders/tflm_control.py) and of TFLM's custom ops
-CIRCULAR_BUFFER, BasicClassifier and TFLM_DECODE (compressed weights, tests/builders/tflm_decode.py). One invocation each, every output compared byte for byte (the
-float32 branches and loop bodies are single float32 operations, exact in both). CIRCULAR_BUFFER draws
-run on the first invocation (cycles_max 1, or unset with 5, 13 or 25 slots) and compare the newest
-slot: the older ones hold TFLM's arena bytes until the stream fills them (tests/c/
-test_tflm_custom_ops.py streams it)."""
+CIRCULAR_BUFFER, BasicClassifier and TFLM_DECODE (compressed weights, tests/builders/tflm_decode.py).
+One invocation each, every output compared byte for byte (the float32 branches and loop bodies are
+single float32 operations, exact in both). CIRCULAR_BUFFER draws run on the first invocation
+(cycles_max 1, or unset with 5, 13 or 25 slots) and compare the newest slot: the older ones hold
+TFLM's arena bytes until the stream fills them (tests/c/test_tflm_custom_ops.py streams it)."""
 from __future__ import annotations
 
 import numpy as np

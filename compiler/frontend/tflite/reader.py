@@ -266,11 +266,14 @@ def call_subgraph(m, data: bytes, index: int, values: list, states: StateTable, 
         if isinstance(v, Constant):
             t.data = np.asarray(v.value).reshape(t.shape)
         g.env[i] = v
+    scope, states.scope = states.scope, index
     try:
         _convert_all(g, m, sg, empty_ok=True)
         return [g.value(_io_tensor(g.tensors, int(i), "output")) for i in (sg.outputs if sg.outputs is not None else [])]
     except TinyfuseError as e:
         raise op.error(f"subgraph {index}: {e}") from None
+    finally:
+        states.scope = scope
 
 
 MULTI_OUTPUT = ("SPLIT", "SPLIT_V", "UNPACK")    # converters that return one value per output, as a list

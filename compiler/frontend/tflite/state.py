@@ -48,6 +48,7 @@ class StateTable:
         self.slots: dict[tuple, _Slot] = {}
         self.initializing = False      # True while the CALL_ONCE init subgraph is converted
         self.gate: Expr | None = None  # bool [1]: the invocation runs past the operators seen so far
+        self.scope = 0                 # the subgraph being converted: its kernel and tensor states are its own
         self._ends: Expr | None = None  # bool [1]: the invocation runs past the operator being converted
 
     def end_unless(self, goes_on: Expr) -> None:
@@ -60,7 +61,13 @@ class StateTable:
             self.gate = self._ends if self.gate is None else call("logical_and", self.gate, self._ends)
             self._ends = None
 
+    def _key(self, key: tuple) -> tuple:
+        """``key`` in the current subgraph (resource variables are shared by name across subgraphs; an
+        operator's own state and variable tensors belong to their subgraph, as TFLM allocates them)."""
+        return key if key[0] == "resource" or not self.scope else ("subgraph", self.scope, *key)
+
     def _slot(self, key: tuple, name: str, shape, dtype: str, fill: int, op=None) -> _Slot:
+        key = self._key(key)
         if key not in self.slots:
             if dtype not in STATE_TYPES or any(int(d) <= 0 for d in shape):
                 problem = (f"state '{name}' is {list(shape)} {dtype}; tinyfuse keeps static, non-empty "
@@ -112,7 +119,7 @@ class StateTable:
         """The value (this far in the invocation) of the state a kernel keeps for itself (TFLM's
         persistent buffers: a framer's samples, a noise estimate): created on first use, reset to
         ``init`` (default zeros). ``assign_kernel_state`` gives it its new value."""
-        fresh = key not in self.slots
+        fresh = self._key(key) not in self.slots
         slot = self._slot(key, name, shape, dtype, 0, op)
         self._check(slot, shape, dtype, f"kernel state '{name}'", op)
         if fresh and init is not None:
@@ -120,7 +127,7 @@ class StateTable:
         return slot.value
 
     def assign_kernel_state(self, key: tuple, value: Expr, op) -> None:
-        slot = self.slots[key]
+        slot = self.slots[self._key(key)]
         self._check(slot, value.ty.shape, value.ty.dtype, "the value assigned", op)
         slot.value = self._gated(value, slot.value)
 
