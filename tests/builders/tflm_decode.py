@@ -37,10 +37,13 @@ def lut(model: bytes, tensors: dict[int, tuple[int, int | None]]) -> bytes:
     """``model`` with tensors compressed by the tool's LUT: {index: (bits, channel axis or None: per tensor)}."""
     from tflite_micro.tensorflow.lite.micro.compression import spec
     from tflite_micro.tensorflow.lite.micro.compression.compress import compress
+    import contextlib
+    import io
     specs = [spec.Tensor(subgraph=0, tensor=i, compression=[spec.LookUpTableCompression(
         index_bitwidth=bits, mode=spec.PerTensor() if axis is None else spec.PerChannel(axis=axis))])
         for i, (bits, axis) in tensors.items()]
-    return bytes(compress(model, specs))
+    with contextlib.redirect_stderr(io.StringIO()):        # the tool prints a note on wider indices than needed
+        return bytes(compress(model, specs))
 
 
 def prune(model: bytes, tensor: int, axis: int) -> bytes:
