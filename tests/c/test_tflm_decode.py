@@ -1,5 +1,6 @@
 """TFLM's TFLM_DECODE op (frontend/tflite/decode.py): models compressed by tflite-micro's tool (LUT per
-channel / per tensor, weights and bias) or with a prune mask, decoded at compile time; the generated C
+channel / per tensor, weights and bias), with a prune mask or Huffman codes (16- and 32-bit tables,
+subtables), decoded at compile time; the generated C
 equals TFLM running the compressed bytes, also where TFLM's decode differs from the uncompressed model
 (a per-channel table set on per-tensor-quantized weights: TFLM reads channel 0's table only). A decode
 TFLM would run past its tables, and the decode types tinyfuse has no decoder for, are one error line."""
@@ -20,13 +21,15 @@ def _case(kind: str, depthwise: bool, per_channel: bool):
     compressed = {"lut3": lambda: td.lut(model, {idx["weights"]: (3, axis)}),
                   "lut_per_tensor": lambda: td.lut(model, {idx["weights"]: (5, None)}),
                   "lut_bias": lambda: td.lut(model, {idx["weights"]: (4, axis), idx["bias"]: (3, 0)}),
-                  "prune": lambda: td.prune(model, idx["weights"], axis)}[kind]()
+                  "prune": lambda: td.prune(model, idx["weights"], axis),
+                  "huffman16": lambda: td.huffman(model, idx["weights"], axis, first=2),
+                  "huffman32": lambda: td.huffman(model, idx["weights"], axis, first=1, wide=True)}[kind]()
     return model, compressed, x
 
 
 @pytest.mark.parametrize("kind,per_channel", [("lut3", True), ("lut3", False), ("lut_per_tensor", False),
                                               ("lut_bias", True), ("lut_bias", False), ("prune", True),
-                                              ("prune", False)])
+                                              ("prune", False), ("huffman16", True), ("huffman32", False)])
 @pytest.mark.parametrize("depthwise", [False, True], ids=["conv", "depthwise"])
 def test_decoded_model_equals_tflm(tmp_path, kind, per_channel, depthwise):
     require_programs("gcc")
@@ -34,7 +37,7 @@ def test_decoded_model_equals_tflm(tmp_path, kind, per_channel, depthwise):
     want = td.tflm(compressed, x)
     got, result = compile_and_run(compressed, [x], tmp_path)
     assert np.array_equal(got[0].reshape(want.shape), want)
-    if kind in ("prune", "lut_per_tensor") or per_channel:       # the tables match the quantization
+    if not kind.startswith("lut") or kind == "lut_per_tensor" or per_channel:      # tables match the quantization
         assert np.array_equal(want, td.tflm(model, x))
     assert len(result.kernels) == len(compile_model(model).kernels)     # decoded at compile time: no kernel
 
@@ -51,7 +54,7 @@ def _with_ancillary_byte(compressed: bytes, offset: int, value: int) -> bytes:
 
 @pytest.mark.parametrize("edit,words", [
     (None, ["TFLM_DECODE' v1", "lies past the", "ancillary tensor"]),
-    ((0, 1), ["decode type 1 (Huffman) is not supported"]),
+    ((0, 3), ["decode type 3 (unknown) is not supported"]),
     ((0, 200), ["decode type 200 (custom)"]),
     ((1, 2), ["decode metadata version 2"]),
 ])

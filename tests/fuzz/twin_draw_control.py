@@ -53,17 +53,20 @@ def draw_basic_classifier(rng) -> Draw:
 
 def draw_decode(rng) -> Draw:
     """A CONV_2D / DEPTHWISE_CONV_2D whose weights (and bias) TFLM_DECODE decompresses: LUT tables that
-    match the weights' quantization (per channel, or one table for per-tensor scales) or a prune mask."""
+    match the weights' quantization (per channel, or one table for per-tensor scales), a prune mask or
+    Huffman codes."""
     import warnings
     from tests.builders import tflm_decode as td
     depthwise, per_channel = bool(rng.random() < 0.5), bool(rng.random() < 0.6)
     model, idx, x = td.conv_model(rng, depthwise, per_channel, levels=int(rng.integers(1, 7)))
     axis = 3 if depthwise else 0
-    kind = pick(rng, ["lut", "lut_bias", "prune"])
+    kind = pick(rng, ["lut", "lut_bias", "prune", "huffman"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if kind == "prune":
             compressed = td.prune(model, idx["weights"], axis)
+        elif kind == "huffman":
+            compressed = td.huffman(model, idx["weights"], axis, int(rng.integers(1, 9)), bool(rng.random() < 0.5))
         else:
             bits = int(rng.integers(3, 8)) if per_channel else int(rng.integers(6, 8))
             tensors = {idx["weights"]: (bits, axis if per_channel else None)}

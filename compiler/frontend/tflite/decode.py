@@ -17,9 +17,16 @@ The decoders follow TFLM's, element for element (decode_state_lut.cc, decode_sta
   (per channel for int8 with several nonzero zero points, else the first; TFLM refuses a nonzero zero
   point on other types).
 
-Huffman (type 1) and custom types are refused with one error line: tinyfuse has no decoder for them.
-A decode that would read past the encoded or ancillary bytes (TFLM reads memory beyond them) is
-refused too.
+- HUFFMAN (type 1, byte 4 = 1; decode_state_huffman.cc): byte 5 bit 0 selects 32-bit table entries
+  (int8 or int16 output) over 16-bit ones (int8 only), bits 4-7 + 1 the width of the first lookup. The
+  codewords are one bit stream (the encoded bytes, most significant bit first); per element the first
+  lookup reads that many bits as an index into the table after the header; an entry without its top
+  bit (symbol found) gives, in its count field + 1, how many bits to read next and, in its value field,
+  the offset of the next table from this entry; a found entry's value field is the element (its low 8
+  or 16 bits) and its count field the bits of the last read the code used: the rest are read again.
+
+Custom types (127 and up) are refused with one error line: tinyfuse has no decoder for them. A decode
+that would read past the encoded or ancillary bytes (TFLM reads memory beyond them) is refused too.
 """
 from __future__ import annotations
 
@@ -101,6 +108,42 @@ def _prune(op: Op, enc: bytes, anc: bytes, out: Tensor) -> np.ndarray:
     return y.view(np.float32) if out.dtype == "float32" else y
 
 
+#: (entry dtype, found mask, count mask, count shift, value mask) of Huffman tables of 16- and 32-bit entries
+_HUFFMAN_TABLES = {False: ("<u2", 0x8000, 0x7800, 11, 0x07FF), True: ("<u4", 0x80000000, 0x78000000, 27, 0x07FFFFFF)}
+
+
+def _huffman(op: Op, enc: bytes, anc: bytes, out: Tensor) -> np.ndarray:
+    wide, first = bool(anc[5] & 0x01), ((anc[5] & 0xF0) >> 4) + 1
+    if out.dtype not in ("int8", "int16") or out.dtype == "int16" and not wide:
+        raise op.error(f"Huffman output '{out.name}' {out}: TFLM decodes int8 (16- or 32-bit tables) and int16 "
+                       "(32-bit tables)")
+    dtype, found, count_mask, shift, value_mask = _HUFFMAN_TABLES[wide]
+    size = np.dtype(dtype).itemsize
+    table = np.frombuffer(anc[HEADER:HEADER + (len(anc) - HEADER) // size * size], dtype).astype(np.int64)
+    stream = np.unpackbits(np.frombuffer(enc, np.uint8)).astype(np.int64)
+    bits = np.concatenate([stream, np.zeros(32, np.int64)])        # TFLM reads a word ahead
+    weights = 1 << np.arange(31, -1, -1)
+    pos, values = 0, np.empty(math.prod(out.shape), np.int64)
+    for k in range(values.size):
+        n = first
+        at = int(bits[pos:pos + n] @ weights[32 - n:])
+        pos += n
+        while True:
+            if at >= table.size:
+                raise op.error(f"Huffman table entry {at} lies past the {table.size} entries of the ancillary tensor")
+            entry = int(table[at])
+            if entry & found:
+                break
+            n = ((entry & count_mask) >> shift) + 1
+            at += (entry & value_mask) + int(bits[pos:pos + n] @ weights[32 - n:])
+            pos += n
+        values[k] = entry & value_mask
+        pos -= max(n - ((entry & count_mask) >> shift), 0)
+        if pos > stream.size:
+            raise op.error(f"element {k} of '{out.name}' {out} needs codeword bits past the {stream.size} encoded ones")
+    return values.astype(np.uint16 if out.dtype == "int16" else np.uint8).view(out.dtype)
+
+
 def _decode(op: Op, enc: bytes, anc: bytes, out: Tensor) -> np.ndarray:
     if len(anc) < HEADER:
         raise op.error(f"the ancillary tensor holds {len(anc)} bytes, less than its {HEADER}-byte header")
@@ -109,13 +152,14 @@ def _decode(op: Op, enc: bytes, anc: bytes, out: Tensor) -> np.ndarray:
         raise op.error(f"decode metadata version {version}; TFLM reads version 1")
     if out.dtype not in TYPES:
         raise op.error(f"output '{out.name}' {out} has element type {out.dtype}; TFLM decodes {', '.join(TYPES)}")
-    if kind not in (LUT, PRUNE):
-        name = {HUFFMAN: "Huffman"}.get(kind, "custom" if kind >= 127 else "unknown")
-        raise op.error(f"decode type {kind} ({name}) is not supported; tinyfuse decodes LUT (0) and prune (2) "
-                       "at compile time")
+    decoders = {LUT: ("LUT", _lut), HUFFMAN: ("Huffman", _huffman), PRUNE: ("prune", _prune)}
+    if kind not in decoders:
+        raise op.error(f"decode type {kind} ({'custom' if kind >= 127 else 'unknown'}) is not supported; tinyfuse "
+                       "decodes LUT (0), Huffman (1) and prune (2) at compile time")
+    name, decoder = decoders[kind]
     if anc[4] != 1:
-        raise op.error(f"{'LUT' if kind == LUT else 'prune'} version {anc[4]}; TFLM reads version 1")
-    y = _lut(op, enc, anc, out) if kind == LUT else _prune(op, enc, anc, out)
+        raise op.error(f"{name} version {anc[4]}; TFLM reads version 1")
+    y = decoder(op, enc, anc, out)
     return np.asarray(y).astype(out.dtype).reshape(out.shape)
 
 
