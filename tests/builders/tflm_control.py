@@ -169,3 +169,18 @@ def buffer_in_branch_model(slots: int = 3, branch_slots: int = 2, d: int = 4) ->
     m.add_subgraph(tensors=[bx, by], operators=[_custom("CIRCULAR_BUFFER", [bx], [by], cycles_option(1))],
                    inputs=[bx], outputs=[by], name="then")
     return bytes(m.build())
+
+
+def recursive_if_model(shape=(1, 4)) -> bytes:
+    """IF(true, x) whose then branch (subgraph 1) is IF(true, x) calling subgraph 1 again: a damaged model."""
+    me, S = _mods()
+    x, y = act(shape, None, "x"), act(shape, None, "y")
+    c = _tensor((1,), "bool", "cond", np.array([True]))
+    m = me.Model(description="tinyfuse tflm_control recursive if")
+    m.add_subgraph(tensors=[x, y, c], inputs=[x], outputs=[y], name="main",
+                   operators=[operator("IF", [c, x], [y], "IfOptions", thenSubgraphIndex=1, elseSubgraphIndex=1)])
+    bx, by = act(shape, None, "b_x"), act(shape, None, "b_y")
+    bc = _tensor((1,), "bool", "b_cond", np.array([True]))
+    m.add_subgraph(tensors=[bx, by, bc], inputs=[bx], outputs=[by], name="then",
+                   operators=[operator("IF", [bc, bx], [by], "IfOptions", thenSubgraphIndex=1, elseSubgraphIndex=1)])
+    return bytes(m.build())

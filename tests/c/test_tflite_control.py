@@ -9,7 +9,7 @@ import pytest
 
 from tinyfuse.driver import compile_model
 from tinyfuse.errors import TinyfuseError
-from tests.builders.tflm_control import Q, if_model, while_model
+from tests.builders.tflm_control import Q, if_model, recursive_if_model, while_model
 from tests.conftest import compile_and_run, require_programs, tflm_run
 
 
@@ -44,6 +44,7 @@ def test_while_with_static_trip_count_unrolls_and_equals_tflm(tmp_path, n):
     (lambda: if_model("input"), ["IF v1", "condition depends on a run-time input"]),
     (lambda: while_model(5, runtime_n=True), ["WHILE v1", "trip count is known at compile time"]),
     (lambda: while_model(65), ["WHILE v1", "more than 64 iterations"]),
+    (recursive_if_model, ["IF v1", "subgraph 1 calls itself"]),
 ])
 def test_runtime_control_flow_is_one_error_line(model, words):
     with pytest.raises(TinyfuseError) as e:

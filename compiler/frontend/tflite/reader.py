@@ -253,6 +253,8 @@ def call_subgraph(m, data: bytes, index: int, values: list, states: StateTable, 
     ``op.error`` when the subgraph does not exist or its inputs do not match ``values``."""
     if not 0 < index < len(m.subgraphs):
         raise op.error(f"names subgraph {index}; the model has {len(m.subgraphs)}")
+    if index in states.calls:
+        raise op.error(f"subgraph {index} calls itself (through subgraphs {states.calls}); TFLM models do not recurse")
     sg = m.subgraphs[index]
     g = _graph(m, data, sg, states)
     ins = [int(i) for i in (sg.inputs if sg.inputs is not None else [])]
@@ -267,6 +269,7 @@ def call_subgraph(m, data: bytes, index: int, values: list, states: StateTable, 
             t.data = np.asarray(v.value).reshape(t.shape)
         g.env[i] = v
     scope, states.scope = states.scope, index
+    states.calls.append(index)
     try:
         _convert_all(g, m, sg, empty_ok=True)
         return [g.value(_io_tensor(g.tensors, int(i), "output")) for i in (sg.outputs if sg.outputs is not None else [])]
@@ -274,6 +277,7 @@ def call_subgraph(m, data: bytes, index: int, values: list, states: StateTable, 
         raise op.error(f"subgraph {index}: {e}") from None
     finally:
         states.scope = scope
+        states.calls.pop()
 
 
 MULTI_OUTPUT = ("SPLIT", "SPLIT_V", "UNPACK")    # converters that return one value per output, as a list

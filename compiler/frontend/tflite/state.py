@@ -49,6 +49,7 @@ class StateTable:
         self.initializing = False      # True while the CALL_ONCE init subgraph is converted
         self.gate: Expr | None = None  # bool [1]: the invocation runs past the operators seen so far
         self.scope = 0                 # the subgraph being converted: its kernel and tensor states are its own
+        self.calls: list[int] = []     # the subgraphs being inlined (IF / WHILE), outermost first
         self._ends: Expr | None = None  # bool [1]: the invocation runs past the operator being converted
 
     def end_unless(self, goes_on: Expr) -> None:
