@@ -50,3 +50,14 @@ def test_runtime_control_flow_is_one_error_line(model, words):
     with pytest.raises(TinyfuseError) as e:
         compile_model(model())
     assert "\n" not in str(e.value) and all(w in str(e.value) for w in words)
+
+
+def test_folded_output_of_unknown_type_is_one_error_line():
+    """Found by mutating the WHILE model: a cond subgraph whose LESS output has an element type numpy does
+    not know (a damaged file) was a TypeError in the shape folding."""
+    from tflite_micro.tensorflow.lite.micro.compression import model_editor as me
+    m = me.read(while_model(3))
+    m.subgraphs[1].operators[0].outputs[0]._fb.type = 124
+    with pytest.raises(TinyfuseError) as e:
+        compile_model(bytes(m.build()))
+    assert "\n" not in str(e.value) and "element type type 124" in str(e.value), str(e.value)

@@ -52,6 +52,23 @@ def _with_ancillary_byte(compressed: bytes, offset: int, value: int) -> bytes:
     return bytes(m.build())
 
 
+def _with_decoded_shape(compressed: bytes, shape) -> bytes:
+    from tflite_micro.tensorflow.lite.micro.compression import model_editor as me
+    m = me.read(compressed)
+    m.subgraphs[0].operators[0].outputs[0].shape = shape
+    return bytes(m.build())
+
+
+@pytest.mark.parametrize("shape,words", [((4000, 3, 3, 4), ["more elements than the", "encoded bytes have bits"]),
+                                         ((5, -1, 3, 4), ["static, non-empty"])])
+def test_damaged_decode_shape_is_one_error_line(shape, words):
+    """Found by mutating the compressed models: a huge or negative decoded shape (was a MemoryError / ValueError)."""
+    _, compressed, _ = _case("huffman16", False, True)
+    with pytest.raises(TinyfuseError) as e:
+        compile_model(_with_decoded_shape(compressed, shape))
+    assert "\n" not in str(e.value) and all(w in str(e.value) for w in words), str(e.value)
+
+
 @pytest.mark.parametrize("edit,words", [
     (None, ["TFLM_DECODE' v1", "lies past the", "ancillary tensor"]),
     ((0, 3), ["decode type 3 (unknown) is not supported"]),

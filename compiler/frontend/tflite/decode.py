@@ -98,7 +98,8 @@ def _prune(op: Op, enc: bytes, anc: bytes, out: Tensor) -> np.ndarray:
         raise op.error(f"output '{out.name}' {out} has nonzero zero points (TFLM prunes only int8 to nonzero ones)")
     stream = {"bool": "int8", "float32": "int32"}.get(out.dtype, out.dtype)
     keep = _bits(op, enc, count, f"a {count}-element prune mask").astype(bool)
-    values = np.frombuffer(anc[HEADER:], np.dtype(stream))[:int(keep.sum())] if len(anc) > HEADER else np.zeros(0)
+    size = np.dtype(stream).itemsize
+    values = np.frombuffer(anc[HEADER:HEADER + (len(anc) - HEADER) // size * size], np.dtype(stream))[:int(keep.sum())]
     if values.size < keep.sum():
         raise op.error(f"the prune mask keeps {int(keep.sum())} values, the ancillary tensor holds {values.size}")
     per_channel = out.dtype == "int8" and channels > 1 and np.any(zps != 0)
@@ -125,22 +126,24 @@ def _huffman(op: Op, enc: bytes, anc: bytes, out: Tensor) -> np.ndarray:
     weights = 1 << np.arange(31, -1, -1)
     pos, values = 0, np.empty(math.prod(out.shape), np.int64)
     for k in range(values.size):
-        n = first
-        at = int(bits[pos:pos + n] @ weights[32 - n:])
-        pos += n
-        while True:
+        n, at, entry = first, 0, 0
+        for _ in range(32):            # each lookup reads at least one more bit of the codeword
+            if pos + n > stream.size + 32:
+                break
+            at += int(bits[pos:pos + n] @ weights[32 - n:])
+            pos += n
             if at >= table.size:
                 raise op.error(f"Huffman table entry {at} lies past the {table.size} entries of the ancillary tensor")
             entry = int(table[at])
             if entry & found:
                 break
             n = ((entry & count_mask) >> shift) + 1
-            at += (entry & value_mask) + int(bits[pos:pos + n] @ weights[32 - n:])
-            pos += n
-        values[k] = entry & value_mask
+            at += entry & value_mask
         pos -= max(n - ((entry & count_mask) >> shift), 0)
-        if pos > stream.size:
-            raise op.error(f"element {k} of '{out.name}' {out} needs codeword bits past the {stream.size} encoded ones")
+        if not entry & found or pos > stream.size:
+            raise op.error(f"element {k} of '{out.name}' {out} has no complete codeword in the {stream.size} encoded "
+                           "bits")
+        values[k] = entry & value_mask
     return values.astype(np.uint16 if out.dtype == "int16" else np.uint8).view(out.dtype)
 
 
@@ -157,6 +160,10 @@ def _decode(op: Op, enc: bytes, anc: bytes, out: Tensor) -> np.ndarray:
         raise op.error(f"decode type {kind} ({'custom' if kind >= 127 else 'unknown'}) is not supported; tinyfuse "
                        "decodes LUT (0), Huffman (1) and prune (2) at compile time")
     name, decoder = decoders[kind]
+    if any(d <= 0 for d in out.shape):
+        raise op.error(f"output '{out.name}' has shape {list(out.shape)}; tinyfuse decodes static, non-empty tensors")
+    if math.prod(out.shape) > 8 * len(enc):        # every decode type spends at least one bit per element
+        raise op.error(f"output '{out.name}' {out} has more elements than the {len(enc)} encoded bytes have bits")
     if anc[4] != 1:
         raise op.error(f"{name} version {anc[4]}; TFLM reads version 1")
     y = decoder(op, enc, anc, out)
