@@ -163,7 +163,7 @@ def tinyfuse_support(key: str) -> str:
     from tinyfuse.frontend.tflite import reader
     from tinyfuse.frontend.tflite.registry import CONVERTERS, EFFECTS, TYPES
     if key in EFFECTS:
-        return "yes (resource / control: no tensor types)"
+        return "yes (state, control flow or compile-time decode: no tensor types)"
     if key not in CONVERTERS:
         return "—"
     types, raw = TYPES.get(key, (("float32", "int8"), False))

@@ -56,6 +56,7 @@ from tests.fuzz import twin_draw_struct as dr
 from tests.fuzz import twin_draw_struct_move as dv
 from tests.fuzz import twin_draw_signal as dsig
 from tests.fuzz import twin_draw_detection as ddet
+from tests.fuzz import twin_draw_control as dctl
 from tests.fuzz.twin_run import SIMD, VARIANT_TARGET, Item, Outcome, Runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,6 +110,7 @@ OPS = {
     # element-wise math, comparisons and logic in every TFLM type (twin_draw_elem.py)
     **de.OPS,
     **ddet.DRAWS,     # TFLM's DETECTION_POSTPROCESS (twin_draw_detection.py)
+    **dctl.DRAWS,     # IF / WHILE folded, TFLM's CIRCULAR_BUFFER and BasicClassifier (twin_draw_control.py)
 }
 STRUCT = ["SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL", "ARG_MAX", "ARG_MIN", "CUMSUM", "LOG_SOFTMAX", "L2_NORMALIZATION",
           "L2_POOL_2D", "BATCH_MATMUL", "SLICE", "PACK", "UNPACK", "REVERSE_V2", "BROADCAST_TO", "EXPAND_DIMS",
@@ -125,9 +127,9 @@ DSP_INT16 = ["SIMD CONV_2D(i16)", "SIMD FULLY_CONNECTED(i16)", "CONV_2D(i16)", "
              "SIMD DEPTHWISE_CONV_2D(i16)", "DEPTHWISE_CONV_2D(i16)"]
 DETECTION = list(ddet.DRAWS)
 GROUPS = {"all": list(OPS), "struct": STRUCT, "simd": SIMD_INT8, "float": FLOAT, "int16": INT16, "signal": list(dsig.DRAWS),
-          "elem": list(de.OPS), "detection": DETECTION,
+          "elem": list(de.OPS), "detection": DETECTION, "control": list(dctl.DRAWS),
           "int8": [o for o in OPS if o not in FLOAT and o not in INT16 and o not in dsig.DRAWS and o not in de.NOT_INT8
-                   and o not in DETECTION],
+                   and o not in DETECTION and o not in dctl.DRAWS],
           "dsp": [o for o in SIMD_INT8 if "POOL" not in o],          # Cortex-M4 has no SIMD pool
           "dsp16": DSP_INT16, "mve": SIMD_INT8 + DSP_INT16}       # Helium: the int8 and the 16x8 SIMD draws
 DEFAULT_GROUP = {"ref": "all", "arm_dsp": "dsp", "arm_mve": "mve", "arm_fpu": "float"}

@@ -19,6 +19,8 @@ from ...ir.interpreter import evaluate
 from .registry import Graph, Op, Tensor, constant, converter
 
 STATIC = ("SHAPE", "RANK", "BROADCAST_ARGS")          # outputs known from static shapes alone
+_NUMPY_TYPES = ("float16", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                "uint64", "bool")
 
 
 def _floor_div(a, b):
@@ -102,6 +104,8 @@ def fold_op(g: Graph, op: Op, convert) -> bool:
         v = np.asarray(v)
         if v.size != int(np.prod(t.shape, dtype=np.int64)):
             raise op.error(f"folds to {list(v.shape)}, but output '{t.name}' is {list(t.shape)}")
+        if t.dtype not in _NUMPY_TYPES:
+            raise op.error(f"output '{t.name}' {t} has element type {t.dtype}")
         set_constant(g, t, v.astype(t.dtype).reshape(t.shape))
     return True
 

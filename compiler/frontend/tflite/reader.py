@@ -29,7 +29,7 @@ import numpy as np
 from ... import ops  # noqa: F401  (registers the ops)
 from ...errors import TinyfuseError
 from ...userdir import read_input
-from ...ir import Function, IRModule, TensorType, Tuple, Var
+from ...ir import Constant, Function, IRModule, TensorType, Tuple, Var
 from ...ir.types import C_TYPES
 from ..onnx.reader import check_size, first_line, own_buffers, sanitize
 from .int16 import INT16_OPS
@@ -167,7 +167,8 @@ def _io_tensor(tensors: list[Tensor], i: int, what: str) -> Tensor:
 def from_tflite(model: str | Path | bytes, name: str | None = None, where: str | None = None) -> IRModule:
     """Convert a .tflite (path or bytes) to an IRModule with the model's NHWC I/O and dtypes.
 
-    Subgraph 0 is the model; another subgraph is converted only as a CALL_ONCE init subgraph.
+    Subgraph 0 is the model; another subgraph is converted as a CALL_ONCE init subgraph, or inlined
+    where an IF or WHILE calls it with a compile-time condition (control.py).
     Resource variables and variable tensors become ``IRModule.states`` (state.py): extra
     trailing parameters and outputs of ``main``, after the model's own. ``where`` (default: the path, or
     "the TFLite flatbuffer") names the file in the errors about its bytes."""
@@ -180,8 +181,7 @@ def from_tflite(model: str | Path | bytes, name: str | None = None, where: str |
     if not m.subgraphs:
         raise TinyfuseError(f"{where or 'the TFLite model'}: no subgraph (truncated or damaged file?)")
     sg = m.subgraphs[0]
-    g = Graph([_tensor(m, data, t, i) for i, t in enumerate(sg.tensors or [])])
-    g.subgraph = lambda index, states: _init_subgraph(m, data, index, states)
+    g = _graph(m, data, sg, StateTable())
     params = [_input(g, i) for i in (sg.inputs if sg.inputs is not None else [])]
     _convert_all(g, m, sg)
     outputs = []
@@ -189,7 +189,8 @@ def from_tflite(model: str | Path | bytes, name: str | None = None, where: str |
         t = _io_tensor(g.tensors, i, "output")
         if i not in g.env:
             raise TinyfuseError(f"output '{t.name}' {t} is not computed by any operator")
-        outputs.append(g.env[i])
+        outputs.append(g.env[i] if i not in g.gates else g.states.hold(("output", i), f"{t.name}_held", g.env[i],
+                                                                        g.gates[i]))
     if not outputs:
         raise TinyfuseError("the TFLite subgraph has no outputs")
     n_out = len(outputs)
@@ -213,10 +214,18 @@ def _input(g: Graph, i: int) -> Var:
     return v
 
 
-def _convert_all(g: Graph, m, sg) -> None:
+def _graph(m, data: bytes, sg, states: StateTable) -> Graph:
+    """The Graph of subgraph ``sg`` (fresh tensors: folding writes their data), its hooks set."""
+    g = Graph([_tensor(m, data, t, i) for i, t in enumerate(sg.tensors or [])], states)
+    g.subgraph = lambda index, st: _init_subgraph(m, data, index, st)
+    g.call = lambda index, values, op: call_subgraph(m, data, index, values, g.states, op)
+    return g
+
+
+def _convert_all(g: Graph, m, sg, empty_ok: bool = False) -> None:
     operators = fold_weights([_operator(m, g.tensors, op, k) for k, op in enumerate(sg.operators or [])])
     operators = fold_dilated_convs(operators, {int(i) for i in (sg.outputs if sg.outputs is not None else [])})
-    if not operators:
+    if not operators and not empty_ok:
         raise TinyfuseError("the TFLite subgraph has no operators")
     for op in operators:
         convert_op(g, op)
@@ -229,11 +238,46 @@ def _init_subgraph(m, data: bytes, index: int, states: StateTable) -> None:
     sg = m.subgraphs[index]
     if sg.inputs is not None and len(sg.inputs):
         raise TinyfuseError(f"the CALL_ONCE init subgraph {index} has inputs; TFLM calls it with none")
-    g = Graph([_tensor(m, data, t, i) for i, t in enumerate(sg.tensors or [])], states)
+    g = _graph(m, data, sg, states)
     try:
         _convert_all(g, m, sg)
     except TinyfuseError as e:
         raise TinyfuseError(f"init subgraph {index}: {e}") from None
+
+
+def call_subgraph(m, data: bytes, index: int, values: list, states: StateTable, op: Op) -> list:
+    """The output values of subgraph ``index`` converted with its inputs bound to ``values`` (IR
+    values of the caller; a Constant stays a compile-time constant inside, so the subgraph's shape
+    and counter arithmetic folds): what TFLM's IF and WHILE do when they copy the operator's inputs
+    to the subgraph's inputs, invoke it and copy its outputs back (if.cc, while.cc). Raises
+    ``op.error`` when the subgraph does not exist or its inputs do not match ``values``."""
+    if not 0 < index < len(m.subgraphs):
+        raise op.error(f"names subgraph {index}; the model has {len(m.subgraphs)}")
+    if index in states.calls:
+        raise op.error(f"subgraph {index} calls itself (through subgraphs {states.calls}); TFLM models do not recurse")
+    sg = m.subgraphs[index]
+    g = _graph(m, data, sg, states)
+    ins = [int(i) for i in (sg.inputs if sg.inputs is not None else [])]
+    if len(ins) != len(values):
+        raise op.error(f"subgraph {index} has {len(ins)} inputs; the operator gives it {len(values)}")
+    for i, v in zip(ins, values):
+        t = _io_tensor(g.tensors, i, "input")
+        if tuple(v.ty.shape) != t.shape or v.ty.dtype != t.dtype:
+            raise op.error(f"subgraph {index} input '{t.name}' is {t}, the operator gives it "
+                           f"{list(v.ty.shape)} {v.ty.dtype}")
+        if isinstance(v, Constant):
+            t.data = np.asarray(v.value).reshape(t.shape)
+        g.env[i] = v
+    scope, states.scope = states.scope, index
+    states.calls.append(index)
+    try:
+        _convert_all(g, m, sg, empty_ok=True)
+        return [g.value(_io_tensor(g.tensors, int(i), "output")) for i in (sg.outputs if sg.outputs is not None else [])]
+    except TinyfuseError as e:
+        raise op.error(f"subgraph {index}: {e}") from None
+    finally:
+        states.scope = scope
+        states.calls.pop()
 
 
 MULTI_OUTPUT = ("SPLIT", "SPLIT_V", "UNPACK")    # converters that return one value per output, as a list
@@ -306,4 +350,5 @@ def convert_op(g: Graph, op: Op) -> None:
         raise op.error(str(e)) from None
     for t, e in zip(op.outputs, y if isinstance(y, list) else [y]):
         g.set(t, e, op)
+    g.states.advance()
 

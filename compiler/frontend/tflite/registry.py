@@ -128,6 +128,10 @@ class Graph:
         self.states = states if states is not None else StateTable()
         self.handles: dict[int, str] = {}      # VAR_HANDLE output tensor index → resource key
         self.subgraph: Callable | None = None  # subgraph(index, states): converts another subgraph (CALL_ONCE)
+        #: call(index, values, op) -> output values: subgraph ``index`` converted with its inputs bound to
+        #: ``values`` (IF's taken branch, one WHILE iteration; control.py)
+        self.call: Callable | None = None
+        self.gates: dict[int, Expr] = {}       # tensor index → StateTable.gate when an operator wrote it
 
     def value(self, t: Tensor) -> Expr:
         """The tensor as it is: int8 stays int8, NHWC stays NHWC; constants become Constants; a
@@ -157,6 +161,8 @@ class Graph:
             raise op.error(f"tinyfuse computes {list(e.ty.shape)} {e.ty.dtype} for output '{t.name}' {t}")
         check_size(e.ty, f"tensor '{t.name}'")
         self.env[t.index] = e
+        if self.states.gate is not None:
+            self.gates[t.index] = self.states.gate
 
 
 def is_int8(t: Tensor) -> bool:

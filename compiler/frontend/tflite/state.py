@@ -12,7 +12,11 @@ of the same state (it is a data dependence). What TFLM does that this follows:
   assigned tensor's bytes and a read gives them to the reading tensor as they are;
 - ``MicroAllocator::ResetVariableTensors``: a variable tensor starts as every byte its zero point
   (int8) or 0 (other types); a resource variable starts as the value its CALL_ONCE init subgraph
-  assigns, or zeros when none does.
+  assigns, or zeros when none does;
+- an operator that ends the invocation early (TFLM's CIRCULAR_BUFFER returns kTfLiteAbort between
+  its strides, micro_interpreter_graph.cc stops there) sets :attr:`StateTable.gate`, the bool scalar
+  "the invocation goes on past it": every later state write keeps the old value where it is false,
+  and so does every model output computed after it (:meth:`StateTable.hold`).
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import TinyfuseError
-from ...ir import Constant, Expr, State, TensorType, Var
+from ...ir import Constant, Expr, State, TensorType, Var, call
 from ..onnx.reader import sanitize
 
 
@@ -43,8 +47,28 @@ class StateTable:
     def __init__(self):
         self.slots: dict[tuple, _Slot] = {}
         self.initializing = False      # True while the CALL_ONCE init subgraph is converted
+        self.gate: Expr | None = None  # bool [1]: the invocation runs past the operators seen so far
+        self.scope = 0                 # the subgraph being converted: its kernel and tensor states are its own
+        self.calls: list[int] = []     # the subgraphs being inlined (IF / WHILE), outermost first
+        self._ends: Expr | None = None  # bool [1]: the invocation runs past the operator being converted
+
+    def end_unless(self, goes_on: Expr) -> None:
+        """The operator being converted ends the invocation where ``goes_on`` (bool [1]) is false;
+        :meth:`advance` makes that the gate once its outputs are set (they are written before it ends)."""
+        self._ends = goes_on
+
+    def advance(self) -> None:
+        if self._ends is not None:
+            self.gate = self._ends if self.gate is None else call("logical_and", self.gate, self._ends)
+            self._ends = None
+
+    def _key(self, key: tuple) -> tuple:
+        """``key`` in the current subgraph (resource variables are shared by name across subgraphs; an
+        operator's own state and variable tensors belong to their subgraph, as TFLM allocates them)."""
+        return key if key[0] == "resource" or not self.scope else ("subgraph", self.scope, *key)
 
     def _slot(self, key: tuple, name: str, shape, dtype: str, fill: int, op=None) -> _Slot:
+        key = self._key(key)
         if key not in self.slots:
             if dtype not in STATE_TYPES or any(int(d) <= 0 for d in shape):
                 problem = (f"state '{name}' is {list(shape)} {dtype}; tinyfuse keeps static, non-empty "
@@ -85,7 +109,7 @@ class StateTable:
         slot = self._slot(key, _name(key, t), t.shape, t.dtype, self._fill(t), op)
         self._check(slot, value.ty.shape, value.ty.dtype, f"the value assigned from '{t.name}'", op)
         if not self.initializing:
-            slot.value = value
+            slot.value = self._gated(value, slot.value)
         elif isinstance(value, Constant):
             slot.init = np.ascontiguousarray(value.value).reshape(slot.var.ty.shape).copy()
         else:
@@ -96,7 +120,7 @@ class StateTable:
         """The value (this far in the invocation) of the state a kernel keeps for itself (TFLM's
         persistent buffers: a framer's samples, a noise estimate): created on first use, reset to
         ``init`` (default zeros). ``assign_kernel_state`` gives it its new value."""
-        fresh = key not in self.slots
+        fresh = self._key(key) not in self.slots
         slot = self._slot(key, name, shape, dtype, 0, op)
         self._check(slot, shape, dtype, f"kernel state '{name}'", op)
         if fresh and init is not None:
@@ -104,9 +128,21 @@ class StateTable:
         return slot.value
 
     def assign_kernel_state(self, key: tuple, value: Expr, op) -> None:
-        slot = self.slots[key]
+        slot = self.slots[self._key(key)]
         self._check(slot, value.ty.shape, value.ty.dtype, "the value assigned", op)
-        slot.value = value
+        slot.value = self._gated(value, slot.value)
+
+    def _gated(self, value: Expr, old: Expr) -> Expr:
+        """``value`` where the invocation runs this far (:attr:`gate`), else ``old``."""
+        return value if self.gate is None else call("select", self.gate, value, old)
+
+    def hold(self, key: tuple, name: str, value: Expr, gate: Expr) -> Expr:
+        """Model output ``value`` computed after an early end (``gate`` false): the output keeps its
+        last computed value then, as TFLM's output tensor keeps its bytes (a state of its own, zeros
+        before the first value)."""
+        slot = self._slot(key, name, value.ty.shape, value.ty.dtype, 0)
+        slot.value = call("select", gate, value, slot.var)
+        return slot.value
 
     def states(self) -> tuple[State, ...]:
         return tuple(State(s.name, tuple(s.var.ty.shape), s.var.ty.dtype, s.init, s.fill)
