@@ -49,7 +49,7 @@ def convert_reduce(node: Node, args):
 def convert_arg(node: Node, args):
     """ArgMax/ArgMin-13: int64 indices along ``axis``, keepdims, select_last_index."""
     x = args[0]
-    if x.ty.dtype not in ("float32", "int8", "int32", "int64"):
+    if x.ty.dtype not in ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"):
         raise node.error(f"input {x.ty.dtype} is not supported")
     common = dict(axis=node_axis(node, x, 0), keepdims=bool(node.attr("keepdims", 1)),
                   select_last_index=bool(node.attr("select_last_index", 0)), dtype="int64", span=node.name)
@@ -97,7 +97,7 @@ def convert_topk(node: Node, args):
     axis = node_axis(node, x, -1)
     if not 1 <= k <= x.ty.shape[axis]:
         raise node.error(f"K {k} out of range for axis {axis} of {list(x.ty.shape)}")
-    if x.ty.dtype not in ("float32", "int8", "int32", "int64"):
+    if x.ty.dtype not in ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"):
         raise node.error(f"input {x.ty.dtype} is not supported")
     common = dict(k=k, axis=axis, largest=bool(node.attr("largest", 1)), span=node.name)
     return [call("topk", x, output="values", **common), call("topk", x, output="indices", dtype="int64", **common)]
