@@ -12,7 +12,8 @@ from .registry import Node, converter, register_converters
 INTEGER = ("int8", "uint8", "int16", "int32", "int64")
 NUMERIC = ("float32", *INTEGER)
 WIDE_UNSIGNED = ("uint16", "uint32", "uint64")
-ORDERED = (*NUMERIC, *WIDE_UNSIGNED)    # comparisons, Max/Min/Sum, Mod, Pow's exponent
+ORDERED = (*NUMERIC, *WIDE_UNSIGNED, "float64")    # comparisons, Max/Min/Sum, Mod, Pow's exponent
+FLOATS = ("float32", "float64")                    # Exp, Log, Sqrt (C exp/log/sqrt on double)
 
 
 def _check(node: Node, args: list[Expr], allowed: tuple[str, ...]) -> None:
@@ -50,8 +51,8 @@ def binary(op: str, allowed=ORDERED):
 
 
 register_converters({
-    "Abs": unary("abs", NUMERIC), "Neg": unary("negative", NUMERIC), "Sign": unary("sign", NUMERIC),
-    "Exp": unary("exp"), "Log": unary("log"), "Sqrt": unary("sqrt"), "Reciprocal": unary("reciprocal"),
+    "Abs": unary("abs", (*NUMERIC, "float64")), "Neg": unary("negative", (*NUMERIC, "float64")), "Sign": unary("sign", NUMERIC),
+    "Exp": unary("exp", FLOATS), "Log": unary("log", FLOATS), "Sqrt": unary("sqrt", FLOATS), "Reciprocal": unary("reciprocal"),
     "Sin": unary("sin"), "Cos": unary("cos"), "Floor": unary("floor"), "Ceil": unary("ceil"),
     "Round": unary("round"), "Softplus": unary("nn.softplus"), "Softsign": unary("nn.softsign"),
     "Mish": unary("nn.mish"), "Elu": unary("nn.elu", alpha=1.0), "Celu": unary("nn.celu", alpha=1.0),

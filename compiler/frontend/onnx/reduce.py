@@ -33,8 +33,9 @@ def convert_reduce(node: Node, args):
     op, pre, post = REDUCE[node.op_type]
     if x.ty.dtype == "bool" and op in ("max", "min"):
         op = "any" if op == "max" else "all"
-    if x.ty.dtype not in ("float32", "int32", "int8", "bool") or (x.ty.dtype != "float32" and (pre or post)):
-        raise node.error(f"input {x.ty.dtype} is not supported (float32; int32 for sum/prod/max/min)")
+    floating = x.ty.dtype in ("float32", "float64")
+    if x.ty.dtype not in ("float32", "float64", "int32", "int8", "bool") or (not floating and (pre or post)):
+        raise node.error(f"input {x.ty.dtype} is not supported (float32, float64; int32 for sum/prod/max/min)")
     axes = reduce_axes(node, args, x)
     extra = {"pre": pre, "post": post} if op == "sum" else {}
     if axes is None:
@@ -83,8 +84,8 @@ def convert_cumsum(node: Node, args):
     axis = int(const_value(node, args[1], "axis").reshape(-1)[0])
     if not -x.ty.ndim <= axis < x.ty.ndim:
         raise node.error(f"axis {axis} out of range for shape {list(x.ty.shape)}")
-    if x.ty.dtype not in ("float32", "int32"):
-        raise node.error(f"input {x.ty.dtype} is not supported (float32, int32)")
+    if x.ty.dtype not in ("float32", "float64", "int32"):
+        raise node.error(f"input {x.ty.dtype} is not supported (float32, float64, int32)")
     return call("cumsum", x, axis=axis % x.ty.ndim, exclusive=bool(node.attr("exclusive", 0)),
                 reverse=bool(node.attr("reverse", 0)), span=node.name)
 
