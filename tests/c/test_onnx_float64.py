@@ -33,6 +33,8 @@ OUTPUTS = {  # name: (node, elem type)
     "sum3": (N("Sum", ["X", "Y", "X"], ["sum3"]), D), "le": (N("LessOrEqual", ["X", "Y"], ["le"]), TensorProto.BOOL),
     "eq": (N("Equal", ["X", "X"], ["eq"]), TensorProto.BOOL), "rmin": (N("ReduceMin", ["X"], ["rmin"], keepdims=0), D),
     "slice": (N("Slice", ["X", "starts", "ends"], ["slice"]), D), "tile": (N("Tile", ["Q", "reps"], ["tile"]), D),
+    "rprod": (N("ReduceProd", ["Y"], ["rprod"], axes=[1]), D), "rl2": (N("ReduceL2", ["X"], ["rl2"], axes=[2]), D),
+    "rl1": (N("ReduceL1", ["X"], ["rl1"], axes=[0]), D),
     "flat": (N("Flatten", ["Q"], ["flat"], axis=2), D), "ident": (N("Identity", ["Q"], ["ident"]), D),
 }
 
