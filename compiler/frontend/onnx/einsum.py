@@ -113,19 +113,24 @@ def _product(node: Node, am: Expr, bm: Expr) -> Expr:
     return call("sum", call("multiply", a4, b4, span=node.name), axes=(3,), keepdims=False, span=node.name)
 
 
+def _letter_groups(la: str, lb: str, out: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(batch, contracted, free of a, free of b): letters in both and the output, in both only, in one."""
+    batch = [c for c in la if c in lb and c in out]
+    contracted = [c for c in la if c in lb and c not in out]
+    return batch, contracted, [c for c in la if c not in lb], [c for c in lb if c not in la]
+
+
 def _einsum_product(node: Node, a_letters: tuple[Expr, str], b_letters: tuple[Expr, str], out: str) -> Expr:
     """Two operands whose summed-alone letters are gone: [batch, free_a, contracted] @
     [batch, contracted, free_b], then the output's letter order."""
     (a, la), (b, lb) = a_letters, b_letters
     if a.ty.dtype != b.ty.dtype:
         raise node.error(f"operand types differ: {a.ty.dtype} and {b.ty.dtype}")
-    batch = [c for c in la if c in lb and c in out]
-    contracted = [c for c in la if c in lb and c not in out]
-    free_a, free_b = [c for c in la if c not in lb], [c for c in lb if c not in la]
+    batch, contracted, free_a, free_b = _letter_groups(la, lb, out)
     dims = {c: d for s, x in ((la, a), (lb, b)) for c, d in zip(s, x.ty.shape)}
-    size = lambda cs: int(np.prod([dims[c] for c in cs], dtype=np.int64))   # noqa: E731
     if any(dims[c] != d for s, x in ((la, a), (lb, b)) for c, d in zip(s, x.ty.shape)):
         raise node.error(f"operand shapes {[list(a.ty.shape), list(b.ty.shape)]} disagree")
+    size = lambda cs: int(np.prod([dims[c] for c in cs], dtype=np.int64))   # noqa: E731
     am = reshape(node, _permute(node, a, la, "".join(batch + free_a + contracted)),
                  (size(batch), size(free_a), size(contracted)))
     bm = reshape(node, _permute(node, b, lb, "".join(batch + contracted + free_b)),

@@ -181,6 +181,9 @@ def input_type(vi: onnx.ValueInfoProto) -> TensorType:
         dtype = str(helper.tensor_dtype_to_np_dtype(tt.elem_type))
     except KeyError:
         dtype = f"code {tt.elem_type}"
+    if tt.elem_type == onnx.TensorProto.STRING:
+        raise TinyfuseError(f"input '{name}' is a string tensor; tinyfuse compiles numeric tensors "
+                            f"({', '.join(C_TYPES)}): tokenize or encode text before the model")
     if dtype not in C_TYPES:
         raise TinyfuseError(f"input '{name}' has element type {dtype}; supported: {', '.join(C_TYPES)}")
     ty = TensorType(tuple(dims), dtype)

@@ -9,7 +9,8 @@ import numpy as np
 
 from ...ir import Constant, Expr, call
 from .ops import reshape
-from .registry import Node, const_value, converter
+from .binding import compile_time_value
+from .registry import Node, const_value, converter, shown
 
 
 @converter("Size")
@@ -20,8 +21,13 @@ def convert_size(node: Node, args):
 
 @converter("ConstantOfShape", "Range")
 def convert_needs_constants(node: Node, args):
-    """ConstantOfShape-9 / Range-11 fold when their inputs are constants (reader.convert_node); a
-    computed shape or bound is refused."""
+    """ConstantOfShape-9 / Range-11 fold when their inputs are constants (reader.convert_node); a shape
+    or bound computed at run time is one NeedsBinding error naming the graph inputs to --bind
+    (tinyfuse tensors have static shapes)."""
+    what = {"ConstantOfShape": ("the shape",), "Range": ("start", "limit", "delta")}[node.op_type]
+    for name, arg, label in zip(node.proto.input, args, what):
+        if arg is not None and not isinstance(arg, Constant):
+            compile_time_value(node, arg, f"{label} '{shown(name)}', which decides the output shape,")
     raise node.error("the inputs must be constants (tinyfuse tensors have static shapes)")
 
 
