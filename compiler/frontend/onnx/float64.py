@@ -13,7 +13,7 @@ from .registry import Node, shown
 
 FLOAT64_OPS = frozenset({
     "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Max", "Min", "Sum", "Mod", "Equal", "Greater", "Less",
-    "GreaterOrEqual", "LessOrEqual", "Where", "Cast", "CumSum", "Einsum", "Exp", "Log", "Sqrt",
+    "GreaterOrEqual", "LessOrEqual", "Where", "Cast", "CastLike", "CumSum", "Einsum", "Exp", "Log", "Sqrt",
     "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp",
     "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice", "Split", "Expand", "Tile",
 })
