@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.conformance.runner import changes, outcome  # noqa: E402
+from tests.conformance.runner import bound_lines, changes, outcome  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "data" / "onnx_conformance.md"
 ISSUE_OPS = [
@@ -110,6 +110,11 @@ def main(argv=None) -> int:
             "cases the harness cannot feed.", "", *table(before, after), "", "## Totals", "",
             *totals(before, after), "", "## Cases whose class changed", "",
             *(f"- `{line.strip()}`" for line in changes(before, after) or ["none"]), "",
+            "## Cases run with inputs bound (after)", "",
+            "The compiler answered NeedsBinding (one error line naming the graph inputs that decide an output "
+            "shape, a Loop trip count or an If condition, and `--bind`); the runner bound them to the test's "
+            "values as a user would and compiled again; the outputs are compared with the test's as for every "
+            "case.", "", *(f"- `{line.strip()}`" for line in bound_lines(after) or ["none"]), "",
             "## Failures after", "", *failures(after), "", *(["## Notes", ""] + [x for n in a.note for x in (n, "")] if a.note else [])]
     OUT.write_text("\n".join(text))
     print(f"wrote {OUT}")

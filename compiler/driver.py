@@ -368,9 +368,6 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
             computed.add(id(node))
         elif isinstance(node, Call):
             raise TinyfuseError(f"node '{node.span}' ({node.op}): left outside any kernel")
-    if not func.params:
-        raise TinyfuseError("the model has no run-time input: its outputs are constants (nothing to compute on "
-                            "the device; an ONNX input bound with --bind is a constant too)")
     outputs = list(func.outputs)
     for o in outputs:
         if isinstance(o, Constant) and o.ty.nbytes == 0:

@@ -12,6 +12,16 @@ class TinyfuseError(Exception):
     """
 
 
+class NeedsBinding(TinyfuseError):
+    """A value the compiler needs at compile time (an output shape, a Loop trip count, an If condition)
+    is computed from run-time inputs; ``inputs`` names those graph inputs: bound with ``--bind NAME=VALUE``
+    they are constants and the value folds."""
+
+    def __init__(self, message: str, inputs=()):
+        super().__init__(message)
+        self.inputs = tuple(inputs)
+
+
 def node_error(node: str, op_type: str, opset: int | None, problem: str, hint: str = "") -> TinyfuseError:
     """Build the standard one-line error: ``node 'X' (Conv, opset 13): <problem>; <hint>``."""
     where = f"node '{node}' ({op_type}" + (f", opset {opset})" if opset is not None else ")")

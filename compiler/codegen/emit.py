@@ -37,7 +37,7 @@ CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit p
 # <NAME>_TYPE_<DTYPE> of the header: TFLite's TensorType numbers (schema.fbs), one per I/O dtype
 ARENA_ALIGN = 16     # targets.ARENA_ALIGN (codegen may not import targets): what every entry point checks
 TYPE_CODES = {"float32": 0, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9}
-WIDE_TYPE_CODES = {"uint64": 12, "uint32": 15, "uint16": 16}   # defined when an input or output has the type
+WIDE_TYPE_CODES = {"float64": 10, "uint64": 12, "uint32": 15, "uint16": 16}   # defined when an input or output has the type
 
 
 def _type_codes(result) -> dict[str, int]:

@@ -26,18 +26,20 @@ def template(name: str) -> jinja2.Template:
 
 
 def c_literal(v, dtype: str = "float32") -> str:
-    """A C literal of ``v`` as ``dtype``: float32 with 9 significant digits and an ``f`` suffix
-    (exact round trip), INFINITY for infinities; integers as they are."""
+    """A C literal of ``v`` as ``dtype``: float32 with 9 significant digits and an ``f`` suffix,
+    float64 (C double) with 17 and no suffix (each an exact round trip), INFINITY for infinities;
+    integers as they are."""
     if dtype.startswith("float"):
-        v = float(np.float32(v))
+        double = dtype == "float64"
+        v = float(v) if double else float(np.float32(v))
         if math.isinf(v):
             return "INFINITY" if v > 0 else "-INFINITY"
         if math.isnan(v):
             return "NAN"
-        s = f"{v:.9g}"
+        s = f"{v:.17g}" if double else f"{v:.9g}"
         if "e" not in s and "." not in s:
             s += ".0"
-        return s + "f"
+        return s if double else s + "f"
     v = int(v)
     if dtype == "int32" and v == -2**31:
         return "(-2147483647 - 1)"
@@ -47,7 +49,9 @@ def c_literal(v, dtype: str = "float32") -> str:
 def c_array_body(arr: np.ndarray, per_line: int = 12) -> str:
     """Comma-separated literals of ``arr`` (flattened), wrapped."""
     flat = arr.reshape(-1)
-    if flat.dtype.kind == "f":
+    if flat.dtype == np.float64:
+        items = [c_literal(x, "float64") for x in flat.tolist()]
+    elif flat.dtype.kind == "f":
         items = [c_literal(x) for x in flat.astype(np.float32).tolist()]
     else:
         items = [str(int(x)) for x in flat.tolist()]      # bool arrays too: 0 / 1

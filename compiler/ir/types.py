@@ -8,7 +8,7 @@ import numpy as np
 #: IR dtype name -> C type used in generated code.
 C_TYPES = {"float32": "float", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
            "int32": "int32_t", "int64": "int64_t", "bool": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
-           "uint64": "uint64_t"}
+           "uint64": "uint64_t", "float64": "double"}
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ def lower_reduce(fn, ctx) -> Kernel:
     def store(**c):
         o = out_index(c)
         lines, value = epi.code(o)
-        return t.S_out(post, lines, value, f"out[{flat_index(anchor.ty.shape, o) if o else '0'}]")
+        return t.S_out(post, lines, value, f"out[{flat_index(anchor.ty.shape, o) if o else '0'}]", dtype)
 
     zeros = ("0",) * len(inner)
     stmts = [

@@ -35,7 +35,7 @@ class _Reduce(OpDef):
     pattern, num_inputs = OpPattern.COMM_REDUCE, 1
     attrs = {"axes": (), "keepdims": True}
     cost_family = "reduce"
-    dtypes: tuple[str, ...] = ("float32", "int8", "int32")
+    dtypes: tuple[str, ...] = ("float32", "int8", "int32", "float64")
 
     def infer(self, args, attrs):
         (x,) = args
@@ -53,13 +53,13 @@ class Sum(_Reduce):
     int32 wraps as two's complement."""
     name = "sum"
     attrs = {"axes": (), "keepdims": True, "pre": "", "post": ""}
-    dtypes = ("float32", "int32")
+    dtypes = ("float32", "int32", "float64")
 
     def infer(self, args, attrs):
         if attrs["pre"] not in PRE or attrs["post"] not in POST:
             raise TinyfuseError(f"sum: pre '{attrs['pre']}' / post '{attrs['post']}' unknown")
-        if args[0].dtype != "float32" and (attrs["pre"] or attrs["post"]):
-            raise TinyfuseError(f"sum: {attrs['pre'] or attrs['post']} needs float32, not {args[0].dtype}")
+        if args[0].dtype not in ("float32", "float64") and (attrs["pre"] or attrs["post"]):
+            raise TinyfuseError(f"sum: {attrs['pre'] or attrs['post']} needs float32 or float64, not {args[0].dtype}")
         return super().infer(args, attrs)
 
     def compute(self, x, axes, keepdims, pre, post):
@@ -73,7 +73,7 @@ class Sum(_Reduce):
 class Prod(_Reduce):
     """Π x over ``axes`` (ONNX ReduceProd-18)."""
     name = "prod"
-    dtypes = ("float32", "int32")
+    dtypes = ("float32", "int32", "float64")
 
     def compute(self, x, axes, keepdims):
         wide = np.int64 if x.dtype == np.int32 else np.float64
@@ -163,7 +163,7 @@ class CumSum(OpDef):
 
     def infer(self, args, attrs):
         (x,) = args
-        if not 0 <= attrs["axis"] < x.ndim or x.dtype not in ("float32", "int32"):
+        if not 0 <= attrs["axis"] < x.ndim or x.dtype not in ("float32", "int32", "float64"):
             raise TinyfuseError(f"{self.name}: axis {attrs['axis']} / type {x.dtype} not supported for {list(x.shape)}")
         return x
 

@@ -8,7 +8,11 @@
 One adaptation, the one every ahead-of-time compiler makes (TVM's ``freeze_params``): a graph input
 that feeds only parameter slots (Conv weights, BatchNormalization statistics, Reshape's shape, Pad's
 pads, Clip's bounds, ...: ``PARAM_SLOTS``) is bound to the test's value as an initializer, since
-tinyfuse compiles a model with static weights and shapes. Data inputs stay runtime inputs.
+tinyfuse compiles a model with static weights and shapes. Data inputs stay runtime inputs. A second,
+the one a user makes after reading the compiler's error line: where the compiler answers NeedsBinding
+(a graph input decides an output shape, a Loop trip count or an If condition: ConstantOfShape and Range
+on graph inputs), ``compile_binding`` binds the inputs it names to the test's values (``--bind``) and
+compiles again; the outputs are still compared with the test's, and those cases are listed as bound.
 
 ``python -m tests.conformance.runner`` runs the mcu preset (node + pytorch-converted), prints one line
 per case, the per-op table and the total, and exits 1 when a case fails that is not in
@@ -70,6 +74,7 @@ EXTRA_OPS += ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "
               "Expand"]  # structops
 ALL_KINDS = ("node", "pytorch-converted", "pytorch-operator", "simple")
 CASE_SECONDS = 300        # --preset all: a compile that takes longer is a failure, not a hang
+BOUND: dict[str, list[str]] = {}   # case → the graph inputs bound with --bind (the compiler asked: NeedsBinding)
 
 
 class BuildFailure(RuntimeError):
@@ -107,20 +112,46 @@ def freeze_params(model: onnx.ModelProto, inputs: list[np.ndarray]) -> tuple[onn
     return m, rest
 
 
-def run(model_path: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Compile ``model_path`` with tinyfuse, build the C with gcc (strict warnings), run it on
-    ``inputs``; TinyfuseError for a model tinyfuse does not support."""
+def compile_binding(model: onnx.ModelProto, inputs: list[np.ndarray], work: Path):
+    """``compile_model``, and when the compiler answers NeedsBinding (a graph input decides an output
+    shape, a trip count or a condition: its error line names the inputs and ``--bind``), what a user
+    does: bind those inputs to the test's values (``--bind NAME=FILE.npy``) and compile again.
+    Returns (CompileResult, the run-time inputs left, the names bound)."""
     from tinyfuse.driver import compile_model
+    from tinyfuse.errors import NeedsBinding
+
+    names = [vi.name for vi in model.graph.input if vi.name not in {i.name for i in model.graph.initializer}]
+    bound: dict[str, str] = {}
+    while True:
+        try:
+            result = compile_model(model, name="model", bind=list(bound.items()))
+            return result, [x for n, x in zip(names, inputs) if n not in bound], list(bound)
+        except NeedsBinding as e:
+            new = [n for n in e.inputs if n in names and n not in bound]
+            if not new:
+                raise
+            for n in new:
+                bound[n] = str(work / f"bind{len(bound)}.npy")
+                np.save(bound[n], np.asarray(inputs[names.index(n)]))
+
+
+def run(model_path: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Compile ``model_path`` with tinyfuse (binding what the compiler asks to bind: ``compile_binding``,
+    recorded in BOUND), build the C with gcc (strict warnings), run it on ``inputs``; TinyfuseError for
+    a model tinyfuse does not support."""
     from tinyfuse.harness import build_host, run_host
 
     model, rest = freeze_params(onnx.load(model_path), inputs)
-    result = compile_model(model, name="model")
     work = Path(tempfile.mkdtemp(prefix="tf_conf_"))
     try:
-        exe = build_host(result, work, cflags=CFLAGS)
-        return run_host(exe, result, rest)
-    except Exception as e:       # gcc refused the C, or the program failed: not a clear compiler error
-        raise BuildFailure(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__) from None
+        result, rest, bound = compile_binding(model, rest, work)
+        if bound:
+            BOUND[Path(model_path).parent.name] = bound
+        try:
+            exe = build_host(result, work, cflags=CFLAGS)
+            return run_host(exe, result, rest)
+        except Exception as e:       # gcc refused the C, or the program failed: not a clear compiler error
+            raise BuildFailure(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -169,7 +200,14 @@ def run_cases(kinds=("node", "pytorch-converted"), include=(), verbose=True, jso
         nt.run_suite(run, ops=nt.CNN_OPS + EXTRA_OPS, preset="mcu", kinds=kinds, include=include,
                      cache_dir=str(CACHE_DIR), verbose=verbose, json_out=tmp_json)
     with open(tmp_json) as f:
-        return json.load(f)
+        results = json.load(f)
+    for r in results:
+        if r["name"] in BOUND:
+            r["bound"] = BOUND[r["name"]]
+    if json_out:
+        with open(json_out, "w") as f:
+            json.dump(results, f, indent=1)
+    return results
 
 
 def outcome(r: dict) -> str:
@@ -201,6 +239,11 @@ def changes(old: list[dict], new: list[dict]) -> list[str]:
             if before.get(r["name"]) != outcome(r)]
 
 
+def bound_lines(results: list[dict]) -> list[str]:
+    """One line per case that ran with inputs bound (``compile_binding``) and its outcome."""
+    return [f"{r['name']:60s} --bind {', '.join(r['bound'])}: {outcome(r)}" for r in results if r.get("bound")]
+
+
 def check(results: list[dict], expected: dict[str, str]) -> list[str]:
     """Problems: failures not listed, listed cases that pass, listed failures that are not a clear
     TinyfuseError (a crash or wrong numbers)."""
@@ -228,6 +271,7 @@ def main_all(a) -> int:
     if a.compare:
         with open(a.compare) as f:
             print("\n".join(["changed since " + a.compare + ":", *changes(json.load(f), results)]))
+    print("\n".join(["with inputs bound (the compiler named them; outputs still compared):", *bound_lines(results)]))
     print(f"conformance (whole suite): {t['pass']} passed, {t['fail']} failed, {t['error']} clear errors, "
           f"{t['skip']} skipped ({len(results)} cases)")
     return 1 if t["fail"] else 0
@@ -259,6 +303,7 @@ def main(argv=None) -> int:
         print(f"{op:40s} {p:5d} {f:5d} {x:5d}")
     tot = [sum(v[i] for v in per_op.values()) for i in range(3)]
     problems = check(results, expected)
+    print("\n".join(["with inputs bound (the compiler named them; outputs still compared):", *bound_lines(results)]))
     for p in problems:
         print("PROBLEM", p)
     print(f"conformance: {tot[0]} passed, {tot[1]} failed, {tot[2]} expected failures "

@@ -26,26 +26,18 @@ import numpy as np
 import onnx
 
 from ...errors import TinyfuseError
-from ...ir import Constant, Expr, Var, call, post_order
+from ...ir import Constant, Expr, call
+from .binding import compile_time_value, runtime_inputs
 from .misc import slice_expr
 from .registry import Node, shown
 
 MAX_UNROLL = 64          # iterations a Loop or Scan may unroll into
 
 
-def _runtime_inputs(e: Expr) -> list[str]:
-    """The graph inputs (Vars) an expression depends on, in first-seen order."""
-    return list(dict.fromkeys(n.name for n in post_order(e) if isinstance(n, Var)))
-
-
 def _constant(node: Node, e: Expr, what: str, hint: str) -> np.ndarray:
-    """The value of ``e`` (a Constant), or the one error saying it is computed at run time and from which
-    graph inputs."""
-    if isinstance(e, Constant):
-        return e.value
-    deps = _runtime_inputs(e)
-    src = f" (it depends on input {', '.join(repr(shown(d)) for d in deps)})" if deps else ""
-    raise node.error(f"{what} is computed at run time{src}", hint)
+    """The value of ``e`` (a Constant), or the one error (NeedsBinding) saying it is computed at run
+    time and from which graph inputs."""
+    return compile_time_value(node, e, what, hint)
 
 
 def _flag(node: Node, e: Expr, what: str, hint: str) -> bool:
@@ -79,7 +71,7 @@ def _select_branches(node: Node, cond: Expr, run_graph: Callable) -> list[Expr]:
     what = f"the condition '{shown(node.proto.input[0])}'"
     if cond.ty.size != 1 or cond.ty.dtype != "bool":
         raise node.error(f"{what} is {cond.ty.dtype} of shape {list(cond.ty.shape)}; it must be a single boolean")
-    deps = _runtime_inputs(cond)
+    deps = runtime_inputs(cond)
     src = f" (it depends on input {', '.join(repr(shown(d)) for d in deps)})" if deps else ""
     outs = []
     for b in ("then_branch", "else_branch"):
@@ -251,7 +243,7 @@ def unsupported_condition(node: Node, args: list, feeders: dict[str, str]):
     user = next((feeders[o] for o in node.proto.output if o in feeders), None)
     if user is None:
         return None
-    deps = list(dict.fromkeys(d for a in args if a is not None for d in _runtime_inputs(a)))
+    deps = list(dict.fromkeys(d for a in args if a is not None for d in runtime_inputs(a)))
     src = f" from input {', '.join(repr(shown(d)) for d in deps)}" if deps else ""
     return node.error(f"operator not supported by tinyfuse; it computes the condition of {user}{src} at run time",
                       "bind the inputs it depends on (--bind NAME=VALUE) so it folds at compile time")

@@ -11,6 +11,9 @@ from .registry import Node, converter, register_converters
 
 INTEGER = ("int8", "uint8", "int16", "int32", "int64")
 NUMERIC = ("float32", *INTEGER)
+WIDE_UNSIGNED = ("uint16", "uint32", "uint64")
+ORDERED = (*NUMERIC, *WIDE_UNSIGNED, "float64")    # comparisons, Max/Min/Sum, Mod, Pow's exponent
+FLOATS = ("float32", "float64")                    # Exp, Log, Sqrt (C exp/log/sqrt on double)
 
 
 def _check(node: Node, args: list[Expr], allowed: tuple[str, ...]) -> None:
@@ -40,7 +43,7 @@ def unary(op: str, allowed=("float32",), **defaults):
     return convert
 
 
-def binary(op: str, allowed=NUMERIC):
+def binary(op: str, allowed=ORDERED):
     def convert(node: Node, args):
         _check(node, args, allowed)
         return call(op, *_operands(node, args[0], args[1]), span=node.name)
@@ -48,8 +51,8 @@ def binary(op: str, allowed=NUMERIC):
 
 
 register_converters({
-    "Abs": unary("abs", NUMERIC), "Neg": unary("negative", NUMERIC), "Sign": unary("sign", NUMERIC),
-    "Exp": unary("exp"), "Log": unary("log"), "Sqrt": unary("sqrt"), "Reciprocal": unary("reciprocal"),
+    "Abs": unary("abs", (*NUMERIC, "float64")), "Neg": unary("negative", (*NUMERIC, "float64")), "Sign": unary("sign", NUMERIC),
+    "Exp": unary("exp", FLOATS), "Log": unary("log", FLOATS), "Sqrt": unary("sqrt", FLOATS), "Reciprocal": unary("reciprocal"),
     "Sin": unary("sin"), "Cos": unary("cos"), "Floor": unary("floor"), "Ceil": unary("ceil"),
     "Round": unary("round"), "Softplus": unary("nn.softplus"), "Softsign": unary("nn.softsign"),
     "Mish": unary("nn.mish"), "Elu": unary("nn.elu", alpha=1.0), "Celu": unary("nn.celu", alpha=1.0),
@@ -58,7 +61,7 @@ register_converters({
     "Shrink": unary("nn.shrink", bias=0.0, lambd=0.5),
     "IsNaN": unary("isnan"), "IsInf": unary("isinf", detect_negative=1, detect_positive=1),
     "Not": unary("logical_not", ("bool",)),
-    "Equal": binary("equal", (*NUMERIC, "bool")), "Greater": binary("greater"), "Less": binary("less"),
+    "Equal": binary("equal", (*ORDERED, "bool")), "Greater": binary("greater"), "Less": binary("less"),
     "GreaterOrEqual": binary("greater_equal"), "LessOrEqual": binary("less_equal"),
     "And": binary("logical_and", ("bool",)), "Or": binary("logical_or", ("bool",)),
     "Xor": binary("logical_xor", ("bool",)),
@@ -69,7 +72,7 @@ register_converters({
 def convert_pow(node: Node, args):
     """Pow-15: the result has X's type; Y may be of another numeric type."""
     _check(node, args[:1], ("float32", "int32", "int64"))
-    _check(node, args[1:], NUMERIC)
+    _check(node, args[1:], ORDERED)
     return call("power", *_operands(node, args[0], args[1], same_type=False), span=node.name)
 
 
@@ -77,7 +80,7 @@ def convert_pow(node: Node, args):
 def convert_mod(node: Node, args):
     """Mod-13: fmod=0 the remainder with the divisor's sign (integers, and floats as numpy.mod),
     fmod=1 C's fmod / % (the dividend's sign)."""
-    _check(node, args, NUMERIC)
+    _check(node, args, ORDERED)
     fmod = int(node.attr("fmod", 0))
     if fmod not in (0, 1):
         raise node.error(f"fmod {fmod} is not 0 or 1")
@@ -91,7 +94,7 @@ def convert_variadic(node: Node, args):
     inputs = [a for a in args if a is not None]
     if not inputs:
         raise node.error("needs at least one input")
-    _check(node, inputs, ("float32",) if node.op_type == "Mean" else NUMERIC)
+    _check(node, inputs, ("float32",) if node.op_type == "Mean" else ORDERED)
     op = {"Max": "maximum", "Min": "minimum", "Sum": "add", "Mean": "add"}[node.op_type]
     y = inputs[0]
     for x in inputs[1:]:

@@ -131,6 +131,19 @@ def convert_cast(node: Node, args):
     return x if dtype == x.ty.dtype else call("cast", x, dtype=dtype, span=node.name)
 
 
+@converter("CastLike")
+def convert_cast_like(node: Node, args):
+    """CastLike-15/19/21: x cast to the element type of ``target_type`` (only its type is read), as Cast;
+    a constant x folds to a constant of that type."""
+    x, like = args[0], args[1]
+    dtype = like.ty.dtype
+    if dtype not in C_TYPES:
+        raise node.error(f"cast to {dtype} is not supported ({', '.join(C_TYPES)})")
+    if isinstance(x, Constant):
+        return Constant(x.value.astype(dtype), node.proto.output[0])
+    return x if dtype == x.ty.dtype else call("cast", x, dtype=dtype, span=node.name)
+
+
 @converter("Expand")
 def convert_expand(node: Node, args):
     """Expand-13: x broadcast (numpy rules, in both directions) with the constant ``shape``."""

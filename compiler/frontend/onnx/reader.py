@@ -32,6 +32,7 @@ from .patterns import PATTERN_CONVERTERS, PATTERN_DOMAIN, recognize
 from .registry import CONVERTERS, Node, shown
 from .specialize import specialize
 from .legacy_axis import coerce_hardmax
+from .float64 import check_float64
 
 MIN_OPSET = 13
 
@@ -180,6 +181,9 @@ def input_type(vi: onnx.ValueInfoProto) -> TensorType:
         dtype = str(helper.tensor_dtype_to_np_dtype(tt.elem_type))
     except KeyError:
         dtype = f"code {tt.elem_type}"
+    if tt.elem_type == onnx.TensorProto.STRING:
+        raise TinyfuseError(f"input '{name}' is a string tensor; tinyfuse compiles numeric tensors "
+                            f"({', '.join(C_TYPES)}): tokenize or encode text before the model")
     if dtype not in C_TYPES:
         raise TinyfuseError(f"input '{name}' has element type {dtype}; supported: {', '.join(C_TYPES)}")
     ty = TensorType(tuple(dims), dtype)
@@ -248,13 +252,16 @@ def convert_nodes(nodes, env, opset: int, declared: int) -> None:
     for proto in nodes:
         node = Node(proto, opset, declared)
         if proto.domain == PATTERN_DOMAIN:       # a decomposed layer recognised by patterns.py
-            env[proto.output[0]] = PATTERN_CONVERTERS[proto.op_type](node, [env[i] if i else None for i in proto.input])
+            args = [env[i] if i else None for i in proto.input]
+            env[proto.output[0]] = PATTERN_CONVERTERS[proto.op_type](node, args)
+            check_float64(node, args, [env[proto.output[0]]])
             continue
         _check_node(node, proto, env)
         if proto.op_type in CONTROL_FLOW and proto.domain in ("", "ai.onnx"):
             outs = CONTROL_FLOW[proto.op_type](node, env, lambda g, local: convert_subgraph(g, env, local, node))
         else:
             outs = _convert_one(node, proto, env, feeders)
+            check_float64(node, [env[i] if i else None for i in proto.input], outs)
         for oname, e in zip(proto.output, outs):
             if oname:
                 env[oname] = e

@@ -33,8 +33,9 @@ def convert_reduce(node: Node, args):
     op, pre, post = REDUCE[node.op_type]
     if x.ty.dtype == "bool" and op in ("max", "min"):
         op = "any" if op == "max" else "all"
-    if x.ty.dtype not in ("float32", "int32", "int8", "bool") or (x.ty.dtype != "float32" and (pre or post)):
-        raise node.error(f"input {x.ty.dtype} is not supported (float32; int32 for sum/prod/max/min)")
+    floating = x.ty.dtype in ("float32", "float64")
+    if x.ty.dtype not in ("float32", "float64", "int32", "int8", "bool") or (not floating and (pre or post)):
+        raise node.error(f"input {x.ty.dtype} is not supported (float32, float64; int32 for sum/prod/max/min)")
     axes = reduce_axes(node, args, x)
     extra = {"pre": pre, "post": post} if op == "sum" else {}
     if axes is None:
@@ -49,7 +50,7 @@ def convert_reduce(node: Node, args):
 def convert_arg(node: Node, args):
     """ArgMax/ArgMin-13: int64 indices along ``axis``, keepdims, select_last_index."""
     x = args[0]
-    if x.ty.dtype not in ("float32", "int8", "int32", "int64"):
+    if x.ty.dtype not in ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"):
         raise node.error(f"input {x.ty.dtype} is not supported")
     common = dict(axis=node_axis(node, x, 0), keepdims=bool(node.attr("keepdims", 1)),
                   select_last_index=bool(node.attr("select_last_index", 0)), dtype="int64", span=node.name)
@@ -83,8 +84,8 @@ def convert_cumsum(node: Node, args):
     axis = int(const_value(node, args[1], "axis").reshape(-1)[0])
     if not -x.ty.ndim <= axis < x.ty.ndim:
         raise node.error(f"axis {axis} out of range for shape {list(x.ty.shape)}")
-    if x.ty.dtype not in ("float32", "int32"):
-        raise node.error(f"input {x.ty.dtype} is not supported (float32, int32)")
+    if x.ty.dtype not in ("float32", "float64", "int32"):
+        raise node.error(f"input {x.ty.dtype} is not supported (float32, float64, int32)")
     return call("cumsum", x, axis=axis % x.ty.ndim, exclusive=bool(node.attr("exclusive", 0)),
                 reverse=bool(node.attr("reverse", 0)), span=node.name)
 
@@ -97,7 +98,7 @@ def convert_topk(node: Node, args):
     axis = node_axis(node, x, -1)
     if not 1 <= k <= x.ty.shape[axis]:
         raise node.error(f"K {k} out of range for axis {axis} of {list(x.ty.shape)}")
-    if x.ty.dtype not in ("float32", "int8", "int32", "int64"):
+    if x.ty.dtype not in ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"):
         raise node.error(f"input {x.ty.dtype} is not supported")
     common = dict(k=k, axis=axis, largest=bool(node.attr("largest", 1)), span=node.name)
     return [call("topk", x, output="values", **common), call("topk", x, output="indices", dtype="int64", **common)]

@@ -1,17 +1,16 @@
 """ONNX converters of shape and layout ops: Size, ConstantOfShape and Range (constants: shapes are
-static), DepthToSpace (DCR, CRD) and SpaceToDepth (reshape → 6-D transpose → reshape), Einsum for the
-equations of one or two operands without repeated or ellipsis indices (transposes, sums and one
-matmul), InstanceNormalization and GroupNormalization (layer norm over the group's elements, then
+static), DepthToSpace (DCR, CRD) and SpaceToDepth (reshape → 6-D transpose → reshape) (Einsum:
+einsum.py), InstanceNormalization and GroupNormalization (layer norm over the group's elements, then
 the per-channel scale and bias). Registered by importing this module."""
 from __future__ import annotations
 
-import re
 
 import numpy as np
 
 from ...ir import Constant, Expr, call
 from .ops import reshape
-from .registry import Node, const_value, converter
+from .binding import compile_time_value
+from .registry import Node, const_value, converter, shown
 
 
 @converter("Size")
@@ -22,8 +21,13 @@ def convert_size(node: Node, args):
 
 @converter("ConstantOfShape", "Range")
 def convert_needs_constants(node: Node, args):
-    """ConstantOfShape-9 / Range-11 fold when their inputs are constants (reader.convert_node); a
-    computed shape or bound is refused."""
+    """ConstantOfShape-9 / Range-11 fold when their inputs are constants (reader.convert_node); a shape
+    or bound computed at run time is one NeedsBinding error naming the graph inputs to --bind
+    (tinyfuse tensors have static shapes)."""
+    what = {"ConstantOfShape": ("the shape",), "Range": ("start", "limit", "delta")}[node.op_type]
+    for name, arg, label in zip(node.proto.input, args, what):
+        if arg is not None and not isinstance(arg, Constant):
+            compile_time_value(node, arg, f"{label} '{shown(name)}', which decides the output shape,")
     raise node.error("the inputs must be constants (tinyfuse tensors have static shapes)")
 
 
@@ -51,70 +55,6 @@ def convert_depth_space(node: Node, args):
     if x.ty.ndim != 4 or not b or b < 1 or mode not in ("DCR", "CRD"):
         raise node.error(f"needs a 4-D input and a positive blocksize, mode DCR or CRD (got {list(x.ty.shape)}, {b}, {mode})")
     return _space_depth(node, x, b, node.op_type == "DepthToSpace", mode)
-
-
-def _sum_letters(node: Node, x: Expr, letters: str, drop: str) -> tuple[Expr, str]:
-    axes = tuple(i for i, c in enumerate(letters) if c in drop)
-    if not axes:
-        return x, letters
-    y = call("sum", x, axes=axes, keepdims=False, span=node.name)
-    return y, "".join(c for c in letters if c not in drop)
-
-
-def _permute(node: Node, x: Expr, letters: str, order: str) -> Expr:
-    perm = tuple(letters.index(c) for c in order)
-    return x if perm == tuple(range(len(perm))) else call("transpose", x, axes=perm, span=node.name)
-
-
-def _einsum_letters(node: Node, args) -> tuple[list[str], str]:
-    """The operands' letters and the output's of an Einsum equation (implicit output: the letters
-    used once, sorted)."""
-    eq = node.attr("equation", "").replace(" ", "")
-    m = re.fullmatch(r"([a-zA-Z]*)(?:,([a-zA-Z]*))?(?:->([a-zA-Z]*))?", eq)
-    if not m or len(args) != (2 if m.group(2) is not None else 1):
-        raise node.error(f"equation '{eq}' is not supported (one or two operands, letters only, no ellipsis)")
-    ins = [m.group(1)] + ([m.group(2)] if m.group(2) is not None else [])
-    if any(len(set(s)) != len(s) or len(s) != a.ty.ndim for s, a in zip(ins, args)) or any(a.ty.dtype != "float32" for a in args):
-        raise node.error(f"equation '{eq}': repeated letters or ranks {[a.ty.ndim for a in args]} do not fit (float32)")
-    every = "".join(ins)
-    out = m.group(3) if m.group(3) is not None else "".join(sorted(c for c in set(every) if every.count(c) == 1))
-    return ins, out
-
-
-@converter("Einsum")
-def convert_einsum(node: Node, args):
-    """Einsum-12 of one operand (transpose, sums) or two (batch, free and contracted letters: one
-    matmul between transposes and reshapes). Each letter at most once per operand, no ellipsis."""
-    ins, out = _einsum_letters(node, args)
-    if len(args) == 1:
-        y, letters = _sum_letters(node, args[0], ins[0], set(ins[0]) - set(out))
-        return _permute(node, y, letters, out)
-    (a, la), (b, lb) = _sum_letters(node, args[0], ins[0], set(ins[0]) - set(ins[1]) - set(out)), \
-        _sum_letters(node, args[1], ins[1], set(ins[1]) - set(ins[0]) - set(out))
-    return _einsum_matmul(node, (a, la), (b, lb), out)
-
-
-def _einsum_matmul(node: Node, a_letters: tuple[Expr, str], b_letters: tuple[Expr, str], out: str) -> Expr:
-    """Two operands whose summed-alone letters are gone: [batch, free_a, contracted] @
-    [batch, contracted, free_b], then the output's letter order."""
-    (a, la), (b, lb) = a_letters, b_letters
-    batch = [c for c in la if c in lb and c in out]
-    contracted = [c for c in la if c in lb and c not in out]
-    free_a, free_b = [c for c in la if c not in lb], [c for c in lb if c not in la]
-    dims = {c: d for s, x in ((la, a), (lb, b)) for c, d in zip(s, x.ty.shape)}
-    size = lambda cs: int(np.prod([dims[c] for c in cs], dtype=np.int64))   # noqa: E731
-    if any(dims[c] != d for s, x in ((la, a), (lb, b)) for c, d in zip(s, x.ty.shape)):
-        raise node.error(f"operand shapes {[list(a.ty.shape), list(b.ty.shape)]} disagree")
-    am = reshape(node, _permute(node, a, la, "".join(batch + free_a + contracted)),
-                 (size(batch), size(free_a), size(contracted)))
-    bm = reshape(node, _permute(node, b, lb, "".join(batch + contracted + free_b)),
-                 (size(batch), size(contracted), size(free_b)))
-    y = call("nn.matmul", am, bm, span=node.name)
-    letters = "".join(batch + free_a + free_b)
-    y = reshape(node, y, tuple(dims[c] for c in letters) or (1,))
-    if not letters:
-        return reshape(node, y, ())
-    return _permute(node, y, letters, out)
 
 
 def _norm(node: Node, x: Expr, groups: int, scale: np.ndarray, bias: np.ndarray, eps: float) -> Expr:
