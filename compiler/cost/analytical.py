@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..strategy import by_name, choose
+from ..ops.conv_geom import conv_group, global_pool_group
 
 # instructions per MAC by (geometric family, implementation: strategy.choose's name, Kernel.kind), the
 # epilogue's EPILOGUE_INSNS per output apart (benchmarks/data/cost_figures.md); an implementation not
@@ -94,8 +95,9 @@ def ipm(fam: str, kind: str) -> float:
 def chain_kinds(members, options) -> tuple[list[str], list[str]]:
     """(each stage's implementation in the fused kernel, each member's implementation unfused) of a
     chain whose member groups are ``members`` (Functions), under ``options``: strategy.choose's
-    answers, the same the lowering takes."""
-    return ([choose(m, options, "chain_stage").kind for m in members],
+    answers, the same the lowering takes; a whole-image pool ends a chain as ``chain.pool``)."""
+    return (["chain.pool" if global_pool_group(m) is not None and conv_group(m) is None else
+             choose(m, options, "chain_stage").kind for m in members],
             [choose(m, options).kind for m in members])
 
 
@@ -154,8 +156,11 @@ MIN_GAIN = 0.01               # a fusion must lower the arena peak by at least 1
 
 
 def decide(est: ChainEstimate, peak_before: int, peak_after: int, scratch_budget: int,
-           max_recompute: float = 1.10, min_gain: float = MIN_GAIN) -> Decision:
-    """Memory-first fusion policy (module doc)."""
+           max_recompute: float = 1.10, min_gain: float = MIN_GAIN, max_overhead: float | None = None) -> Decision:
+    """Memory-first fusion policy (module doc); ``max_overhead``: the most extra instructions the
+    fused kernel may cost (a fraction of its members' unfused estimate), None: no bound."""
+    if max_overhead is not None and est.overhead > max_overhead:
+        return Decision(False, f"~{est.overhead:+.0%} instructions exceed the bound {max_overhead:+.0%}")
     if est.scratch > scratch_budget:
         return Decision(False, f"working set {est.scratch} B exceeds the scratch budget {scratch_budget} B")
     if est.recompute > max_recompute:

@@ -25,6 +25,7 @@ from ...poly.linebuf import ChainPlan, analyze, pixel_pairs, statement_schedule
 from .. import group_knobs
 from .depthwise_common import quad_weights, tap_pointers
 from .chain_mve import mve_conv
+from .chain_pool import pool_statements
 from .im2col_rows import gather_rows, row_form, row_order, row_weights
 from .inplace import finish
 from ...strategy import choose
@@ -340,6 +341,16 @@ def lower_fused_chain(fn: Function, ctx: LowerCtx) -> Kernel:
     lines = -(-plan.scratch_bytes // 4) * 4
     scratch = lines
     for i, (mc, st) in enumerate(zip(chain.members, chain.stages)):
+        if st.pool:                   # the final whole-image pool (chain_pool)
+            epi = _ChainEpilogue(mc, fn, b.rings, ctx.pool, wcet=ctx.options.wcet)
+            ops += [epi.anchor.op] + [c.op for c in epi.ops]
+            stage_kinds.append("chain.pool")
+            pool_scheds, pool_bodies, pool_decls = pool_statements(plan, i, b.rings[id(mc.args[0])], epi,
+                                                                   ctx.options.wcet)
+            scheds += pool_scheds
+            bodies.update(pool_bodies)
+            b.decls += pool_decls
+            continue
         anchor, epi_ops, _ = conv_group(mc.op)
         ops += [anchor.op] + [c.op for c in epi_ops]
         epi = _ChainEpilogue(mc, fn, b.rings, ctx.pool, wcet=ctx.options.wcet)
