@@ -15,7 +15,11 @@ stage and step instead of, at step 0, every row the first output row needs), and
 ``rows`` rows, slot ``row mod rows``; its columns are those its consumer's tile needs (the tile's
 halo is recomputed by the next tile: the recompute factor). A final pooling stage (``Stage.pool``,
 an int8 pool over the whole image) is an identity 1x1 step per input pixel that accumulates into
-int32 [K] accumulators after the line buffers (``ChainPlan.acc_offset``), one tile.
+int32 [K] accumulators after the line buffers (``ChainPlan.acc_offset``), one tile. Pixel groups
+(one tile): a stage read as the conv input of a pointwise stage (1x1, stride 1, unpadded, or the
+pool) is computed pixel pair by pixel pair just before its reader, in the reader's slot of the step,
+so its ring is 2 pixels, not a row (a depthwise stage feeding its pointwise projection, MCUNetV2's
+per-patch inverted bottleneck).
 
 Sizes from isl: ``rows`` = max over steps of the live rows (produced at or before the step, still
 read at or after it); LB columns = max over tiles of the footprint's extent from the tile's column
@@ -63,6 +67,9 @@ class ChainPlan:
     macs: int = 0                                          # MACs of the fused kernel (recompute included)
     macs_unfused: int = 0
     acc_offset: int = -1                                   # pooling stage: its int32 [K] accumulators
+    slot: list[int] = field(default_factory=list)          # stage position in a step (pixel groups share one)
+    paired: list[bool] = field(default_factory=list)       # in a pixel group: pixels ordered by pairs
+    pixel: list[bool] = field(default_factory=list)        # ring of 2 pixels (pixel-fused into its consumer)
 
     @property
     def final(self) -> int:
@@ -151,6 +158,7 @@ def analyze(stages: list[Stage], tile_w: int | None = None) -> ChainPlan:
             plan.origin[p] = (alpha, beta)
         span = cols.dim_max(0) - isl.PwAff(f"{{ [j] -> [({alpha}j + {beta})] }}").intersect_domain(cols.domain())
         plan.width[p] = span.max_val().to_python() + 1
+    _pixel_groups(plan, cons)
     off = 0
     for p in range(F):
         plan.lb_offset[p] = off
@@ -164,6 +172,23 @@ def analyze(stages: list[Stage], tile_w: int | None = None) -> ChainPlan:
     plan.macs = sum(e * m for e, m in zip(plan.evaluations, per_out))
     plan.macs_unfused = sum(s.geo.macs for s in stages)
     return plan
+
+
+def _pixel_groups(plan: ChainPlan, cons: dict[int, tuple[int, str]]) -> None:
+    """Pixel fusion (one tile only): a stage whose consumer is pointwise (1x1, stride 1, unpadded: a
+    pooling stage too) and reads it as its conv input computes each pixel pair just before the
+    consumer's, in the consumer's slot of the step (``slot``), so its ring holds 2 pixels, not rows
+    (``pixel``; ``paired``: the group orders pixels by pairs, b = 2 floor(b / 2) first)."""
+    n = len(plan.stages)
+    plan.slot, plan.paired, plan.pixel = list(range(n)), [False] * n, [False] * n
+    if plan.ntiles != 1:
+        return
+    for p in range(n - 2, -1, -1):
+        c, how = cons[p]
+        if how == "conv" and plan.stages[c].geo.is_pointwise and plan.rows[p] == 1:
+            plan.slot[p], plan.pixel[p] = plan.slot[c], True
+            plan.paired[p] = plan.paired[c] = True
+            plan.width[p], plan.origin[p] = min(2, plan.stages[p].geo.OW), (0, 0)
 
 
 def _rows_above(stages: list[Stage]) -> int:
@@ -213,15 +238,24 @@ def statement_schedule(plan: ChainPlan, i: int, name: str, dims: tuple[str, ...]
 
 
 def stage_schedule(plan: ChainPlan, i: int, name: str, dims: tuple[str, ...], tail: tuple[str, ...]) -> isl.Map:
-    """{ name[j, a, b, dims...] -> [j, t, i, a, b, tail...] } with t the row step of stage i."""
+    """{ name[j, a, b, dims...] -> [j, t, slot, a, b', i, b'', tail...] } with t the row step of stage
+    i, slot its place in the step (its pixel group's last stage, else i); in a pixel group b' = 2 floor(b / 2)
+    (the pair) and b'' = b, else b' = b and b'' = 0. A chain without pixel groups has neither i nor
+    b'': [j, t, i, a, b, tail...]."""
     d = ", ".join(("j", "a", "b") + dims)
     proj = isl.Map(f"{{ {name}[{d}] -> R{i}[j, a] }}")
-    rest = isl.Map(f"{{ {name}[{d}] -> [{i}, a, b, {', '.join(tail)}] }}")
+    slot, paired = (plan.slot[i], plan.paired[i]) if plan.slot else (i, False)
+    pix = "2 * floor(b / 2), " + f"{i}, b" if paired else f"b, {i}, 0"
+    if not any(plan.paired):        # no pixel group: [j, t, i, a, b, tail...]
+        pix = "b"
+    rest = isl.Map(f"{{ {name}[{d}] -> [{slot}, a, {pix}, {', '.join(tail)}] }}")
     return proj.apply_range(plan.step[i]).flat_range_product(rest)
 
 
 def _ring(plan: ChainPlan, p: int, a: str, b: str) -> str:
     """Constraints placing element (a, b, .) of stage p in its ring: LB<p>[x0, x1, .]."""
+    if plan.pixel and plan.pixel[p]:
+        return f"x0 = 0 and x1 = ({b}) mod {plan.width[p]}"
     alpha, beta = plan.origin[p]
     return f"x0 = ({a}) mod {plan.rows[p]} and x1 = {b} - ({alpha}j + {beta})"
 

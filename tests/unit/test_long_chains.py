@@ -38,9 +38,15 @@ def test_long_chain_rings_hold_only_the_rows_a_step_reads():
     stages = _ds_cnn()
     plan = analyze(stages)
     assert plan.rows[:-1] == [3, 1, 3, 1, 3, 1, 1]
-    assert plan.width[:-1] == [5] * 7 and plan.recompute == 1.0
-    # line buffers (3 + 1 + 3 + 1 + 3 + 1 + 1 rows x 5 columns x 8 channels) + the int32 accumulators
-    assert plan.acc_offset == 13 * 5 * 8 and plan.scratch_bytes == 13 * 5 * 8 + 4 * 8
+    assert plan.recompute == 1.0
+    # a stage read by a pointwise stage (or the pool) as its conv input is computed pixel pair by pixel
+    # pair in its reader's slot of the step: a ring of 2 pixels, not of a row of 5
+    assert plan.pixel[:-1] == [False, True, False, True, False, True, True]
+    assert plan.width[:-1] == [5, 2, 5, 2, 5, 2, 2]
+    assert plan.slot == [0, 2, 2, 4, 4, 7, 7, 7]
+    # line buffers (3 rows x 5 columns x 8 channels, three times; 2 pixels x 8 channels, four times)
+    # then the int32 accumulators of the pool
+    assert plan.acc_offset == 3 * 3 * 5 * 8 + 4 * 2 * 8 and plan.scratch_bytes == plan.acc_offset + 4 * 8
     assert prove(plan, {0: (9, 5, 2)}) is None
 
 
@@ -58,3 +64,12 @@ def test_planner_chooses_the_whole_kws_chain():
     assert len(chains) == 1 and chains[0]["stages"] == 10, chains
     assert chains[0]["rows"] == [3, 1, 3, 1, 3, 1, 3, 1, 1] and chains[0]["strategy"] == "line_buffer"
     assert r.arena_bytes < 8192 - 1024, r.arena_bytes
+
+
+def test_proof_rejects_a_pixel_ring_too_small_for_its_pairs():
+    """The pointwise reader takes its input pixels two at a time: a 1-pixel ring would hand it the
+    second pixel twice; isl's flow proof sees the first one overwritten before it is read."""
+    plan = analyze(_ds_cnn(blocks=1))
+    assert plan.pixel[1] and prove(plan, {0: (9, 5, 2)}) is None
+    plan.width[1] = 1
+    assert "line-buffer flow" in prove(plan, {0: (9, 5, 2)})
