@@ -248,7 +248,8 @@ def _options(main, members, options, oracle, base, rejected, max_recompute=1.10,
         return []
     out = []
     gF = chain.stages[-1].geo
-    for tw in _tile_widths(gF.OW):      # widest first: the first that fits recomputes least
+    widths = [gF.OW] if chain.stages[-1].pool else _tile_widths(gF.OW)   # a pooling chain: one tile
+    for tw in widths:                   # widest first: the first that fits recomputes least
         key = (tuple(id(m) for m in members), tw)
         if key in rejected or tw > knob.get("tile_w", tw):
             continue
