@@ -50,7 +50,8 @@ from ..poly.linebuf import analyze, prove
 log = logging.getLogger("tinyfuse.poly_fuse")
 
 # A chain longer than max_stages (``long_chains``) may cost at most this many extra instructions over
-# its members unfused (the cost model's estimate): the RAM it saves is not bought with a slower model.
+# its members unfused (the cost model's estimate, the portable members priced as the in-place kernels
+# the memory plan gives them: ``ChainEstimate.overhead_bound``): RAM is not bought with a slower model.
 MAX_LONG_OVERHEAD = 0.10
 
 

@@ -19,7 +19,6 @@ from tests.builders.corrupt import corrupt_kernel
 from tests.conftest import require_programs, shared_or_skip
 
 KWS_TENSORS = [*range(22, 31), 31, 33, 34]     # see tests/target/test_per_layer_target.py
-LAYERED = ("--disable-pass", "poly_fuse")      # on host poly_fuse makes KWS's 9 convs and pool one chain
 
 
 def _run(capsys, *argv) -> dict:
@@ -30,13 +29,13 @@ def _run(capsys, *argv) -> dict:
 
 def test_cli_int8_tflite_every_kernel_equals_reference_and_tflm(capsys):
     path = shared_or_skip("models", "tflite", "kws_ref_model.tflite")
-    s = _run(capsys, str(path), *LAYERED)
+    s = _run(capsys, str(path))
     rows = s["kernels"]
     assert s["build"] == "host" and s["board"] is None and s["tflm"] and s["first_divergent"] is None
     assert [r["tflite_tensor"]["index"] for r in rows] == KWS_TENSORS
     assert [r["tflite_tensor"]["op"] for r in rows[-3:]] == ["AVERAGE_POOL_2D", "FULLY_CONNECTED", "SOFTMAX"]
     assert all(r["ref_exact"] == r["total"] == r["tflm_exact"] for r in rows), rows
-    assert main(["run", str(path), "--per-layer", *LAYERED]) == 0
+    assert main(["run", str(path), "--per-layer"]) == 0
     out = capsys.readouterr().out.splitlines()
     table = [ln for ln in out if ln.split()[:1] in (["0"], ["11"])]
     assert len(table) == 2 and table[1].split()[1:3] == ["k11_fused_qsoftmax", "softmax_12"]
@@ -58,7 +57,7 @@ def test_cli_float_tflite_within_tolerance_of_tflm(capsys):
 def test_host_trace_names_the_corrupted_kernel(tmp_path):
     require_programs("gcc")
     path = shared_or_skip("models", "tflite", "kws_ref_model.tflite")
-    result = compile_model(path, target="host", disabled_passes=("poly_fuse",))
+    result = compile_model(path, target="host")
     name = corrupt_kernel(result, 3)
     x = np.random.default_rng(3).integers(-128, 128, result.inputs[0].shape).astype(np.int8)
     s = per_layer(path, result, get_target("host"), [x], tmp_path)
@@ -71,7 +70,7 @@ def test_host_trace_names_the_corrupted_kernel(tmp_path):
 def test_run_stopping_inside_a_kernel_is_named(tmp_path):
     require_programs("gcc")
     path = shared_or_skip("models", "tflite", "kws_ref_model.tflite")
-    result = compile_model(path, target="host", disabled_passes=("poly_fuse",))
+    result = compile_model(path, target="host")
     name = corrupt_kernel(result, 4, "__builtin_trap();")
     x = np.zeros(result.inputs[0].shape, np.int8)
     with pytest.raises(TinyfuseError, match=f"trace ends before kernel 4 \\({name}\\): the run stopped in it"):

@@ -1,8 +1,10 @@
 """Long poly-fused chains ending in a pooling stage, end to end through gcc: the MLPerf Tiny KWS model
 (DS-CNN) computed as one line-buffered kernel from its input through the 9 convs and the average
 pool equals TensorFlow Lite Micro byte for byte, and the pooled kernel output equals the numpy
-reference of the graph (per-layer trace)."""
+reference of the graph (per-layer trace); whole-image max and average pools as the final stage."""
 from __future__ import annotations
+
+import importlib
 
 import numpy as np
 import pytest
@@ -13,8 +15,10 @@ from tinyfuse.harness.per_layer import compare_layers
 from tests.conftest import shared_or_skip, tflm_run
 
 
-def test_kws_pooling_chain_equals_tflm(tmp_path):
+def test_kws_pooling_chain_equals_tflm(tmp_path, monkeypatch):
+    """The instruction bound of long chains lifted (by default this portable chain is estimated +31%)."""
     path = shared_or_skip("models", "tflite", "kws_ref_model.tflite")
+    monkeypatch.setattr(importlib.import_module("tinyfuse.passes.poly_fuse"), "MAX_LONG_OVERHEAD", 10.0)
     result = compile_model(path, target="host")
     chains = [s for s in result.steps if s.call.op.attrs.get("poly")]
     assert len(chains) == 1 and chains[0].kernel.stage_kinds[-1] == "chain.pool", \

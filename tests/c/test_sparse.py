@@ -56,8 +56,7 @@ def test_pruned_kws_in_place_equals_tflm(tmp_path):
     data = shared_or_skip("models", "tflite", "kws_ref_model.tflite").read_bytes()
     model = pruned_tflite(data, "90", zero_channel=None)
     x = np.random.default_rng(0).integers(-128, 128, (1, 49, 10, 1), dtype=np.int8)
-    # layer by layer: poly-fused chains stay dense (on host the whole network is one chain)
-    outs, result = compile_and_run(model, [x], tmp_path, disabled_passes=("poly_fuse",))
+    outs, result = compile_and_run(model, [x], tmp_path)
     sparse = [s.kernel for s in result.steps if s.kernel.variant == "sparse"]
     assert any("plane" in k.loops for k in sparse) and any("memcpy" in k.loops for k in sparse)
     np.testing.assert_array_equal(outs[0], tflm_run(model, [x])[0])

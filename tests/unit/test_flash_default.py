@@ -15,9 +15,7 @@ from tinyfuse.tune import TuningRecords
 
 
 def _kws(target: str):
-    """KWS layer by layer (on host poly_fuse makes the whole network one chain: no per-layer kernels)."""
-    return compile_model(shared_or_skip("models", "tflite", "kws_ref_model.tflite"), target=target,
-                         disabled_passes=("poly_fuse",))
+    return compile_model(shared_or_skip("models", "tflite", "kws_ref_model.tflite"), target=target)
 
 
 @pytest.mark.parametrize("target", ["host", "cortex-m4"])

@@ -3,7 +3,11 @@ the ring sizes isl computes (hand-counted), the isl proof, and the planner choos
 the MLPerf Tiny KWS model (DS-CNN) where no shorter chain lowers the arena peak."""
 from __future__ import annotations
 
+import importlib
+
+from tinyfuse.cost.analytical import chain_estimate
 from tinyfuse.driver import compile_model
+from tinyfuse.options import CompileOptions
 from tinyfuse.ops.conv_geom import ConvGeom
 from tinyfuse.poly.linebuf import Stage, analyze, prove
 from tests.conftest import shared_or_skip
@@ -55,10 +59,12 @@ def test_pooling_chain_has_no_inplace_output():
     assert "pooling" in prove(plan, {0: (9, 5, 2)}, inplace=0)
 
 
-def test_planner_chooses_the_whole_kws_chain():
+def test_planner_chooses_the_whole_kws_chain(monkeypatch):
     """KWS: every activation is 8000 B, computed in place; only the chain from the 490-B input through
-    the 9 convs and the average pool (64 B) lowers the peak: 10 stages, more than max_stages."""
+    the 9 convs and the average pool (64 B) lowers the peak: 10 stages, more than max_stages (the
+    instruction bound lifted: by default the portable chain is estimated +31%, see below)."""
     path = shared_or_skip("models", "tflite", "kws_ref_model.tflite")
+    monkeypatch.setattr(importlib.import_module("tinyfuse.passes.poly_fuse"), "MAX_LONG_OVERHEAD", 10.0)
     r = compile_model(path, target="host")
     chains = [s.call.op.attrs["poly"] for s in r.steps if s.call.op.attrs.get("poly")]
     assert len(chains) == 1 and chains[0]["stages"] == 10, chains
@@ -73,3 +79,14 @@ def test_proof_rejects_a_pixel_ring_too_small_for_its_pairs():
     assert plan.pixel[1] and prove(plan, {0: (9, 5, 2)}) is None
     plan.width[1] = 1
     assert "line-buffer flow" in prove(plan, {0: (9, 5, 2)})
+
+
+def test_long_chain_bound_prices_the_inplace_members():
+    """Unfused, a portable member runs in place (pixel_buffer, the depthwise plane: fewer instructions
+    per MAC than conv2d.ref); the +10% bound compares against that (on cortex-m3 the KWS chain measured
+    15,850,681 -> 21,206,506 instructions, +34%; estimated +31%), not against conv2d.ref (+2%)."""
+    plan = analyze(_ds_cnn())
+    options = CompileOptions.resolve(target="host")
+    kinds = (["chain.ref"] * 7 + ["chain.pool"], ["conv2d.ref"] * 7 + ["avg_pool.ref"])
+    est = chain_estimate(plan, options, kinds)
+    assert abs(est.overhead) < 0.05 and est.overhead_bound > 0.10

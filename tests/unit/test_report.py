@@ -80,8 +80,7 @@ def test_plots_have_legends_and_named_kernels(tmp_path, capsys):
 
 def test_json_output(capsys):
     path = shared_or_skip(*KWS)
-    # layer by layer (on host poly_fuse makes the 9 convs and the pool one chain)
-    assert main(["report", str(path), "--json", "--disable-pass", "poly_fuse"]) == 0
+    assert main(["report", str(path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["kernel_count"] == len(data["kernels"]) == 12
     assert data["macs"] == sum(r["macs"] for r in data["kernels"])
@@ -97,7 +96,6 @@ def test_without_matplotlib_one_line_hint(tmp_path, capsys, monkeypatch):
 
 
 def test_compile_report_prints_end_not_the_sentinel(tmp_path, capsys):
-    assert main(["compile", str(shared_or_skip(*KWS)), "-o", str(tmp_path / "out"), "--report",
-                 "--disable-pass", "poly_fuse"]) == 0
+    assert main(["compile", str(shared_or_skip(*KWS)), "-o", str(tmp_path / "out"), "--report"]) == 0
     out = capsys.readouterr().out
     assert "1000000000" not in out and re.search(r"^t12 .* 11 +end$", out, re.M)

@@ -23,8 +23,7 @@ def test_sparse_kernels_count_their_nonzero_macs():
     data = pruned_tflite(shared_or_skip("models", "tflite", "kws_ref_model.tflite").read_bytes(), "90", None)
     density = [np.count_nonzero(np.frombuffer(data, np.int8, n, start)) / n
                for _, _, start, n in prune_module()._weight_buffers(data)]
-    # layer by layer: poly-fused chains stay dense (on host the whole KWS network is one chain)
-    rows = report_data(compile_model(data, disabled_passes=("poly_fuse",)), get_target("host"))["kernels"]
+    rows = report_data(compile_model(data), get_target("host"))["kernels"]
     layered = [r for r in rows if r["layers"][0].startswith(("conv_2d", "depthwise_conv_2d", "fully_connected"))]
     assert len(layered) == len(density) == 10
     sparse = [r for r in layered if "sparse" in r["kind"]]
