@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..strategy import by_name, choose
+from ..ops.conv_geom import conv_group, global_pool_group
 
 # instructions per MAC by (geometric family, implementation: strategy.choose's name, Kernel.kind), the
 # epilogue's EPILOGUE_INSNS per output apart (benchmarks/data/cost_figures.md); an implementation not
@@ -57,6 +58,9 @@ IPM = {
     ("pw", "matmul.arm_mve_s16"): 0.95,
 }
 EPILOGUE_INSNS = 14           # requantize + clamp + store of one output element
+# the in-place kernels the memory plan gives a portable (conv2d.ref) member, by family
+# (memory/inplace.py: pixel_buffer for 1x1 and strided convs, the channel plane for depthwise)
+INPLACE_KINDS = {"pw": "conv2d.pixel_buffer", "conv": "conv2d.pixel_buffer", "dw": "depthwise.dw_plane"}
 ROW_OVERHEAD_INSNS = 12       # per output row per stage of a fused chain (step bookkeeping, ring slot)
 SPILL_REGS = 13               # r0-r12 on ARMv7-M/v8-M
 
@@ -79,11 +83,19 @@ class ChainEstimate:
     live_registers: int       # worst stage
     tile_w: int
     scratch: int
+    unfused_inplace: float = 0.0   # instructions of the members unfused, portable ones as their in-place kernels
 
     @property
     def overhead(self) -> float:
         """Extra instructions of the fused kernel, as a fraction of the unfused members'."""
         return self.fused.instructions / self.unfused.instructions - 1 if self.unfused.instructions else 0.0
+
+    @property
+    def overhead_bound(self) -> float:
+        """``overhead`` against the cheaper of the unfused estimates (the memory plan runs a portable
+        member in place where it can: ``INPLACE_KINDS``)."""
+        base = min(self.unfused.instructions, self.unfused_inplace or self.unfused.instructions)
+        return self.fused.instructions / base - 1 if base else 0.0
 
 
 @dataclass(frozen=True)
@@ -101,8 +113,9 @@ def ipm(fam: str, kind: str) -> float:
 def chain_kinds(members, options) -> tuple[list[str], list[str]]:
     """(each stage's implementation in the fused kernel, each member's implementation unfused) of a
     chain whose member groups are ``members`` (Functions), under ``options``: strategy.choose's
-    answers, the same the lowering takes."""
-    return ([choose(m, options, "chain_stage").kind for m in members],
+    answers, the same the lowering takes; a whole-image pool ends a chain as ``chain.pool``)."""
+    return (["chain.pool" if global_pool_group(m) is not None and conv_group(m) is None else
+             choose(m, options, "chain_stage").kind for m in members],
             [choose(m, options).kind for m in members])
 
 
@@ -129,7 +142,7 @@ def chain_estimate(plan, options, kinds: tuple[list[str], list[str]]) -> ChainEs
     implementations the strategies choose), the target's roofline."""
     target = options.target
     stage_kinds, unfused_kinds = kinds
-    fused_insns = unf_insns = 0.0
+    fused_insns = unf_insns = unf_inplace = 0.0
     fused_bytes = unf_bytes = 0
     regs = 0
     for i, st in enumerate(plan.stages):
@@ -140,6 +153,9 @@ def chain_estimate(plan, options, kinds: tuple[list[str], list[str]]) -> ChainEs
         fused_insns += macs_i * ipm(fam, stage_kinds[i]) + evals * EPILOGUE_INSNS
         fused_insns += plan.ntiles * g.OH * ROW_OVERHEAD_INSNS
         unf_insns += g.macs * ipm(fam, unfused_kinds[i]) + g.out_bytes * EPILOGUE_INSNS
+        best = min(ipm(fam, unfused_kinds[i]), ipm(fam, INPLACE_KINDS[fam])) if unfused_kinds[i] == "conv2d.ref" \
+            else ipm(fam, unfused_kinds[i])
+        unf_inplace += g.macs * best + g.out_bytes * EPILOGUE_INSNS
         b = conv_bytes(g)
         fused_bytes += b * evals // max(g.out_bytes, 1)
         unf_bytes += b
@@ -154,15 +170,18 @@ def chain_estimate(plan, options, kinds: tuple[list[str], list[str]]) -> ChainEs
                              max(plan.macs_unfused / target.peak_macs_per_cycle,
                                  unf_bytes / target.sram_bytes_per_cycle),
                              plan.macs_unfused / unf_bytes if unf_bytes else 0.0)
-    return ChainEstimate(fused, unfused, plan.recompute, regs, plan.tile_w, plan.scratch_bytes)
+    return ChainEstimate(fused, unfused, plan.recompute, regs, plan.tile_w, plan.scratch_bytes, unf_inplace)
 
 
 MIN_GAIN = 0.01               # a fusion must lower the arena peak by at least 1% (and 64 bytes)
 
 
 def decide(est: ChainEstimate, peak_before: int, peak_after: int, scratch_budget: int,
-           max_recompute: float = 1.10, min_gain: float = MIN_GAIN) -> Decision:
-    """Memory-first fusion policy (module doc)."""
+           max_recompute: float = 1.10, min_gain: float = MIN_GAIN, max_overhead: float | None = None) -> Decision:
+    """Memory-first fusion policy (module doc); ``max_overhead``: the most extra instructions the
+    fused kernel may cost (a fraction of its members' unfused estimate), None: no bound."""
+    if max_overhead is not None and est.overhead_bound > max_overhead:
+        return Decision(False, f"~{est.overhead_bound:+.0%} instructions exceed the bound {max_overhead:+.0%}")
     if est.scratch > scratch_budget:
         return Decision(False, f"working set {est.scratch} B exceeds the scratch budget {scratch_budget} B")
     if est.recompute > max_recompute:

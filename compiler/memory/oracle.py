@@ -53,8 +53,10 @@ class ArenaOracle:
         """The estimate of a chain ``plan`` whose member groups are ``members`` (Functions, stage order)."""
         return chain_estimate(plan, self.options, chain_kinds(members, self.options))
 
-    def decide(self, est: ChainEstimate, peak_before: int, peak_after: int, max_recompute: float) -> Decision:
-        return decide(est, peak_before, peak_after, self.options.scratch_bytes, max_recompute)
+    def decide(self, est: ChainEstimate, peak_before: int, peak_after: int, max_recompute: float,
+               max_overhead: float | None = None) -> Decision:
+        return decide(est, peak_before, peak_after, self.options.scratch_bytes, max_recompute,
+                      max_overhead=max_overhead)
 
 
     @staticmethod

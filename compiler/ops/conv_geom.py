@@ -159,4 +159,31 @@ def conv_group(fn: Function) -> tuple[Call, list[Call], ConvGeom] | None:
     return anchor, epi, ConvGeom.of_call(anchor)
 
 
-__all__ = ["ConvGeom", "conv_group"]
+POOL_KINDS = {"qnn.avg_pool2d": "avg", "nn.max_pool2d": "max"}
+
+
+def global_pool_group(fn: Function) -> tuple[Call, list[Call], ConvGeom, str] | None:
+    """(anchor, epilogue ops, geometry, "avg" | "max") of a fused group whose anchor is an int8 NHWC
+    batch-1 pool over the whole image (TFLite AVERAGE_POOL_2D / MAX_POOL_2D with the window = the
+    input's H x W, no padding: output 1 x 1 x C); None for any other group. The geometry is the
+    pool's *accumulation*: an identity 1x1 depthwise step per input pixel (OH = H, OW = W, K = C), as
+    a line-buffer chain consumes the rows (``poly.linebuf``)."""
+    try:
+        anchor, epi = split_group(fn)
+    except MalformedGroup:
+        return None
+    if anchor is None or anchor.op not in POOL_KINDS or fn.body.ty.dtype != "int8":
+        return None
+    a = anchor.attrs
+    (x,) = anchor.args
+    if a["layout"] != "NHWC" or a.get("input_layout") or x.ty.dtype != "int8" or len(x.ty.shape) != 4:
+        return None
+    N, H, W, C = x.ty.shape
+    if N != 1 or tuple(a["pool_size"]) != (H, W) or any(a["padding"]) or \
+            tuple(a.get("dilation", (1, 1))) != (1, 1) or tuple(anchor.ty.shape) != (1, 1, 1, C):
+        return None
+    geo = ConvGeom(H, W, C, H, W, C, 1, 1, C, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0)
+    return anchor, epi, geo, POOL_KINDS[anchor.op]
+
+
+__all__ = ["ConvGeom", "POOL_KINDS", "conv_group", "global_pool_group"]

@@ -7,8 +7,12 @@ row through line buffers (``tinyfuse.poly.linebuf``; ``tinyfuse.lower.conv.chain
     a ──► conv ──► conv(+a) ──► b                  residual block (ResNet): b written over a
     a ──► conv s2 ──► conv(+ conv1x1 s2 (a))        downsampling block: the shortcut conv a stage
 
-Candidates: a conv group F and any set of its producers (recursively) that are conv groups read
-only by the set, up to ``max_stages``. Loop (greedy, memory first):
+Candidates: a conv group F (or a whole-image int8 pool: a final pooling stage that accumulates
+rows as they come) and any set of its producers (recursively) that are conv groups read only by
+the set, up to ``max_stages``; and longer linear chains grown from the peak step's tensors
+(``long_chains``: up through sole producers, down through sole readers, ending where the output is
+smaller than every earlier member's), which may cost at most ``MAX_LONG_OVERHEAD`` extra estimated
+instructions. Loop (greedy, memory first):
 
 1. The arena peak of the current graph: ``oracle.hot`` (``memory.schedule.best_schedule``: kernel
    order + in-place choices), the lower bound the planner works against.
@@ -39,27 +43,35 @@ import logging
 
 from ..ir import Call, Function, IRModule, Var, post_order, users
 from ..ir.rewrite import with_new_operands
-from ..ops.conv_geom import conv_group
+from ..ops.conv_geom import conv_group, global_pool_group
 from ..poly.chain import Unfusable, chain_of
 from ..poly.linebuf import analyze, prove
 
 log = logging.getLogger("tinyfuse.poly_fuse")
 
+# A chain longer than max_stages (``long_chains``) may cost at most this many extra instructions over
+# its members unfused (the cost model's estimate, the portable members priced as the in-place kernels
+# the memory plan gives them: ``ChainEstimate.overhead_bound``): RAM is not bought with a slower model.
+MAX_LONG_OVERHEAD = 0.10
+
 
 def poly_fuse(mod: IRModule, options, oracle, max_stages: int = 4, max_rounds: int = 16,
-              max_recompute: float = 1.10) -> IRModule:
+              max_recompute: float = 1.10, max_overhead: float | None = None) -> IRModule:
     """The pass (module doc). ``options``: the CompileOptions (``scratch_bytes`` is the line-buffer
     budget; its context caches the line-buffer plans); ``oracle``: peak and cost answers (an
     ``ArenaOracle``); ``max_recompute``: the most MACs a fused kernel may compute, relative to its
-    members unfused."""
+    members unfused; ``max_overhead``: the most extra estimated instructions of a chain longer than
+    ``max_stages`` (None: MAX_LONG_OVERHEAD)."""
     main = mod.main
     rejected: set = set()
+    max_overhead = MAX_LONG_OVERHEAD if max_overhead is None else max_overhead
     for _ in range(max_rounds):
         base, hot = oracle.hot(main)
         found = []
-        for members in candidates(main, max_stages):
+        for members in candidates(main, max_stages) + long_chains(main, hot, max_stages):
             if any(id(m) in hot for m in members[:-1]):      # fusing removes only the members' outputs
-                found += _options(main, members, options, oracle, base, rejected, max_recompute)
+                bound = max_overhead if len(members) > max_stages else None
+                found += _options(main, members, options, oracle, base, rejected, max_recompute, bound)
         found.sort(key=lambda o: (o["peak"], o["est"].fused.instructions))
         applied = False
         for opt in found:
@@ -94,6 +106,17 @@ def _is_conv(c) -> bool:
         and conv_group(c.op) is not None
 
 
+def _is_pool(c) -> bool:
+    """A whole-image int8 pool group: a chain's final pooling stage (``linebuf.Stage.pool``)."""
+    return isinstance(c, Call) and isinstance(c.op, Function) and not c.op.attrs.get("poly") \
+        and global_pool_group(c.op) is not None
+
+
+def _family(fn: Function) -> str:
+    got = conv_group(fn)
+    return got[2].family if got is not None else "pool"
+
+
 def candidates(main: Function, max_stages: int) -> list[list[Call]]:
     """Member lists (topological, final last) of every fusable set (module doc)."""
     uses = users(main.body)
@@ -120,11 +143,51 @@ def candidates(main: Function, max_stages: int) -> list[list[Call]]:
 
     cands = []
     for c in post_order(main.body):
-        if _is_conv(c):
+        if _is_conv(c) or (_is_pool(c) and producers(c)):
             for t in trees(c, max_stages):
                 if len(t) > 1:
                     cands.append(sorted(t, key=lambda m: order[id(m)]))
     return cands
+
+
+def long_chains(main: Function, hot: set[int], max_stages: int, limit: int = 16) -> list[list[Call]]:
+    """Linear chains longer than ``max_stages`` grown from the calls whose outputs are live at the
+    peak (``hot``): upstream through the sole conv producer read only by the chain, downstream through
+    the sole reader (a conv reading nothing else of the graph's convs, or a whole-image pool, which
+    ends the chain), up to ``limit`` stages. Of each path, the sub-paths from its head that end where
+    the output is smaller than every earlier member's (only there can the peak drop)."""
+    uses = users(main.body)
+    outs = {id(o) for o in main.outputs}
+
+    def sole_user(c: Call):
+        us = uses.get(id(c), [])
+        if id(c) in outs or len(us) != 1 or not (_is_conv(us[0]) or _is_pool(us[0])):
+            return None
+        u = us[0]
+        return u if sum(1 for a in u.args if a is c) == 1 and all(a is c or not _is_conv(a) for a in u.args) else None
+
+    def sole_producer(c: Call):
+        convs = [a for a in c.args if _is_conv(a)]
+        return convs[0] if len(convs) == 1 and sole_user(convs[0]) is c else None
+
+    found, seen = [], set()
+    for c in post_order(main.body):
+        if id(c) not in hot or not _is_conv(c):
+            continue
+        path = [c]
+        while len(path) < limit and (p := sole_producer(path[0])) is not None:
+            path.insert(0, p)
+        while len(path) < limit and _is_conv(path[-1]) and (u := sole_user(path[-1])) is not None:
+            path.append(u)
+        smallest = path[0].ty.nbytes
+        for n in range(1, len(path)):
+            if path[n].ty.nbytes < smallest and n + 1 > max_stages:
+                key = tuple(id(m) for m in path[:n + 1])
+                if key not in seen:
+                    seen.add(key)
+                    found.append(path[:n + 1])
+            smallest = min(smallest, path[n].ty.nbytes)
+    return found
 
 
 def merge(main: Function, members: list[Call], attrs: dict) -> tuple[Function, Call]:
@@ -170,9 +233,10 @@ def _tile_widths(ow: int) -> list[int]:
     return ws
 
 
-def _options(main, members, options, oracle, base, rejected, max_recompute=1.10) -> list[dict]:
-    """Fusion options of one candidate that the cost model accepts, with their arena peaks."""
-    names = "_".join(conv_group(m.op)[2].family for m in members)
+def _options(main, members, options, oracle, base, rejected, max_recompute=1.10, max_overhead=None) -> list[dict]:
+    """Fusion options of one candidate that the cost model accepts (``max_overhead``: the bound on
+    its estimated extra instructions, None: none), with their arena peaks."""
+    names = "_".join(_family(m.op) for m in members)
     knob = options.knobs.chain([m.op for m in members]) if options.knobs is not None else {}
     if knob.get("fuse") is False:           # tuning: this chain stays unfused (cost.knobs)
         return []
@@ -185,7 +249,8 @@ def _options(main, members, options, oracle, base, rejected, max_recompute=1.10)
         return []
     out = []
     gF = chain.stages[-1].geo
-    for tw in _tile_widths(gF.OW):      # widest first: the first that fits recomputes least
+    widths = [gF.OW] if chain.stages[-1].pool else _tile_widths(gF.OW)   # a pooling chain: one tile
+    for tw in widths:                   # widest first: the first that fits recomputes least
         key = (tuple(id(m) for m in members), tw)
         if key in rejected or tw > knob.get("tile_w", tw):
             continue
@@ -197,19 +262,14 @@ def _options(main, members, options, oracle, base, rejected, max_recompute=1.10)
         if plan.scratch_bytes > options.scratch_bytes:
             continue
         est = oracle.estimate(plan, [m.op for m in members])
-        inplace = []
-        if plan.ntiles == 1:
-            out_bytes = gF.out_bytes
-            for q, p in enumerate(call.op.params):
-                if len(p.ty.shape) == 4 and p.ty.dtype == "int8" and p.ty.nbytes >= out_bytes:
-                    inplace.append(oracle.output_over(q, plan.scratch_bytes))
+        inplace = _inplace_options(call.op, plan, oracle)
         info = {"strategy": "line_buffer" if plan.ntiles == 1 else "overlapped_tiles", "tile_w": tw,
                 "ntiles": plan.ntiles, "rows": plan.rows[:-1], "recompute": round(plan.recompute, 4),
                 "scratch": plan.scratch_bytes, "stages": len(members)}
         fn = Function(call.op.params, call.op.body, {**attrs, "poly": info, "poly_inplace": inplace})
         trial_main, _ = merge(main, members, fn.attrs)
         peak = oracle.peak(trial_main)
-        d = oracle.decide(est, base, peak, max_recompute)
+        d = oracle.decide(est, base, peak, max_recompute, max_overhead)
         if not d.fuse:
             break                       # the widest width that fits decides (narrower: more recompute)
         info["decision"] = d.reason
@@ -220,6 +280,16 @@ def _options(main, members, options, oracle, base, rejected, max_recompute=1.10)
                     "name": fn.attrs["name"], "reason": d.reason, "members": members})
         break
     return out
+
+
+def _inplace_options(fn: Function, plan, oracle) -> list:
+    """The in-place options of a fused kernel: its output over each int8 NHWC parameter at least as
+    large (one tile only: a later tile still reads the input; not after a pooling stage)."""
+    gF = plan.stages[-1].geo
+    if plan.ntiles != 1 or plan.stages[-1].pool:
+        return []
+    return [oracle.output_over(q, plan.scratch_bytes) for q, p in enumerate(fn.params)
+            if len(p.ty.shape) == 4 and p.ty.dtype == "int8" and p.ty.nbytes >= gF.out_bytes]
 
 
 def _verify(opt) -> str | None:

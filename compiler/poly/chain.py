@@ -5,14 +5,16 @@ The merged Function's body calls its member groups (each an anchor conv + epilog
 made them), in topological order, the last call being the body itself. Each member must be an int8
 NHWC batch-1 conv group (``ops.conv_geom.conv_group``) whose conv input is one of its parameters,
 bound either to a kernel parameter or to an earlier member; every other operand is an epilogue
-operand read at the output index (a residual add), of the member's output shape.
+operand read at the output index (a residual add), of the member's output shape. The final member
+may instead be an int8 pool over the whole image (``ops.conv_geom.global_pool_group``): a pooling
+stage that accumulates its input rows as they are produced.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..ir import Call, Function, Var, post_order
-from ..ops.conv_geom import conv_group
+from ..ops.conv_geom import conv_group, global_pool_group
 from .linebuf import Stage
 
 
@@ -35,10 +37,13 @@ def chain_of(fn: Function) -> Chain:
         raise Unfusable("the merged body must end in its final member call")
     stages = []
     for i, mc in enumerate(members):
-        got = conv_group(mc.op)
+        got, pool = conv_group(mc.op), ""
+        if got is None and i == len(members) - 1 and i > 0:
+            got = global_pool_group(mc.op)
+            pool = got[3] if got else ""
         if got is None:
             raise Unfusable(f"member {mc.op.attrs.get('name')} is not an int8 NHWC batch-1 conv")
-        anchor, _, geo = got
+        anchor, _, geo = got[:3]
         data = anchor.args[0]
         if not isinstance(data, Var):
             raise Unfusable("conv input is not a parameter of its group")
@@ -59,7 +64,7 @@ def chain_of(fn: Function) -> Chain:
                 raise Unfusable(f"epilogue operand of shape {v.ty.shape} is not read at the output index")
             kind, j = source(v)
             (extras if kind == "stage" else preads).append(j)
-        stages.append(Stage(geo, source(data), tuple(extras), tuple(preads)))
+        stages.append(Stage(geo, source(data), tuple(extras), tuple(preads), pool))
     return Chain(members, stages, fn.params)
 
 

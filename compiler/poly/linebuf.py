@@ -10,8 +10,16 @@ Schedule (isl, no automatic scheduler): the final output is cut into column tile
 columns (``tile_w`` = width: one tile, no recompute) and computed row by row; a step ``t`` of tile
 ``j`` produces final row ``t``. A producer row is computed at the first step that reads it
 (``lexmin`` of the reverse read relation composed with the consumer's steps), i.e. as late as
-possible, and kept in a ring of ``rows`` rows, slot ``row mod rows``; its columns are those its
-consumer's tile needs (the tile's halo is recomputed by the next tile: the recompute factor).
+possible, counting virtual rows above the image (steps < 0: the warm-up computes about one row per
+stage and step instead of, at step 0, every row the first output row needs), and kept in a ring of
+``rows`` rows, slot ``row mod rows``; its columns are those its consumer's tile needs (the tile's
+halo is recomputed by the next tile: the recompute factor). A final pooling stage (``Stage.pool``,
+an int8 pool over the whole image) is an identity 1x1 step per input pixel that accumulates into
+int32 [K] accumulators after the line buffers (``ChainPlan.acc_offset``), one tile. Pixel groups
+(one tile): a stage read as the conv input of a pointwise stage (1x1, stride 1, unpadded, or the
+pool) is computed pixel pair by pixel pair just before its reader, in the reader's slot of the step,
+so its ring is 2 pixels, not a row (a depthwise stage feeding its pointwise projection, MCUNetV2's
+per-patch inverted bottleneck).
 
 Sizes from isl: ``rows`` = max over steps of the live rows (produced at or before the step, still
 read at or after it); LB columns = max over tiles of the footprint's extent from the tile's column
@@ -40,6 +48,7 @@ class Stage:
     src: tuple
     extras: tuple[int, ...] = ()
     param_reads: tuple[int, ...] = ()    # parameters the epilogue reads at the output index
+    pool: str = ""                       # final pooling stage: "avg" / "max" over the whole image
 
 
 @dataclass
@@ -57,6 +66,10 @@ class ChainPlan:
     evaluations: list[int] = field(default_factory=list)  # output elements computed, all tiles
     macs: int = 0                                          # MACs of the fused kernel (recompute included)
     macs_unfused: int = 0
+    acc_offset: int = -1                                   # pooling stage: its int32 [K] accumulators
+    slot: list[int] = field(default_factory=list)          # stage position in a step (pixel groups share one)
+    paired: list[bool] = field(default_factory=list)       # in a pixel group: pixels ordered by pairs
+    pixel: list[bool] = field(default_factory=list)        # ring of 2 pixels (pixel-fused into its consumer)
 
     @property
     def final(self) -> int:
@@ -85,15 +98,16 @@ def consumers(stages: list[Stage]) -> dict[int, tuple[int, str]]:
     return out
 
 
-def _read_rel(c: int, p: int, how: str, st: Stage, prod: Stage, rows_only: bool) -> isl.Map:
-    """Q<c>[j, a(, b)] -> Q<p>[j, a2(, b2)] of one tile (same j)."""
+def _read_rel(c: int, p: int, how: str, st: Stage, prod: Stage, rows_only: bool, above: int = 0) -> isl.Map:
+    """Q<c>[j, a(, b)] -> Q<p>[j, a2(, b2)] of one tile (same j); ``above``: rows above the image
+    (a2 >= -above) are read too (the virtual rows of the step computation)."""
     g = st.geo
     OH, OW = prod.geo.OH, prod.geo.OW
     if how == "extra":
         if rows_only:
-            return isl.Map(f"{{ R{c}[j, a] -> R{p}[j, a] }}")
+            return isl.Map(f"{{ R{c}[j, a] -> R{p}[j, a] : a < {OH} }}")
         return isl.Map(f"{{ Q{c}[j, a, b] -> Q{p}[j, a, b] }}")
-    rows = f"exists r: a2 = {g.sh}a + {g.dh}r - {g.pt} and 0 <= r < {g.KH} and 0 <= a2 < {OH}"
+    rows = f"exists r: a2 = {g.sh}a + {g.dh}r - {g.pt} and 0 <= r < {g.KH} and {-above} <= a2 < {OH}"
     if rows_only:
         return isl.Map(f"{{ R{c}[j, a] -> R{p}[j, a2] : {rows} }}")
     cols = f"exists s: b2 = {g.sw}b + {g.dw}s - {g.pl} and 0 <= s < {g.KW} and 0 <= b2 < {OW}"
@@ -105,22 +119,30 @@ def analyze(stages: list[Stage], tile_w: int | None = None) -> ChainPlan:
     cons = consumers(stages)
     F = len(stages) - 1
     gF = stages[F].geo
-    tw = min(tile_w or gF.OW, gF.OW)
+    tw = gF.OW if stages[F].pool else min(tile_w or gF.OW, gF.OW)
     nt = -(-gF.OW // tw)
     n = len(stages)
     plan = ChainPlan(stages, tw, nt, [None] * n, [None] * n, [0] * n, [0] * n, [(0, 0)] * n, [0] * n)
     plan.pixels[F] = isl.Set(f"{{ Q{F}[j, a, b] : 0 <= j < {nt} and 0 <= a < {gF.OH} and "
                              f"{tw}j <= b < {tw}j + {tw} and b < {gF.OW} }}")
     plan.step[F] = isl.Map(f"{{ R{F}[j, a] -> Tm[j, a] : 0 <= j < {nt} and 0 <= a < {gF.OH} }}")
+    above = _rows_above(stages)
+    virtual = {F: isl.Map(f"{{ R{F}[j, a] -> Tm[j, a] : 0 <= j < {nt} and {-above} <= a < {gF.OH} }}")}
     plan.origin[F] = (tw, 0) if nt > 1 else (0, 0)
     for p in range(F - 1, -1, -1):
         c, how = cons[p]
         st, prod = stages[c], stages[p]
         plan.pixels[p] = plan.pixels[c].apply(_read_rel(c, p, how, st, prod, False)).coalesce()
         rows_c = plan.pixels[c].project_out(isl.dim_type.set, 2, 1).set_tuple_name(f"R{c}")
+        rows_p = plan.pixels[p].project_out(isl.dim_type.set, 2, 1).set_tuple_name(f"R{p}")
         rel = _read_rel(c, p, how, st, prod, True).intersect_domain(rows_c)
         reach = rel.reverse().apply_range(plan.step[c])
-        plan.step[p] = reach.lexmin().coalesce()
+        # a row is computed at the first step that reads it, counting the virtual rows above the
+        # image (steps < 0): the warm-up computes one row per stage and step, not every row the
+        # first output row needs at step 0 (rings of the rows a step needs, no burst)
+        vrel = _read_rel(c, p, how, st, prod, True, above).intersect_domain(virtual[c].domain())
+        virtual[p] = vrel.reverse().apply_range(virtual[c]).lexmin().coalesce()
+        plan.step[p] = virtual[p].intersect_domain(rows_p).coalesce()
         last = reach.lexmax().coalesce()
         born = plan.step[p].apply_range(isl.Map("{ Tm[j, t1] -> Tm[j, t] : t >= t1 }"))
         dead = last.apply_range(isl.Map("{ Tm[j, t2] -> Tm[j, t] : t <= t2 }"))
@@ -136,16 +158,44 @@ def analyze(stages: list[Stage], tile_w: int | None = None) -> ChainPlan:
             plan.origin[p] = (alpha, beta)
         span = cols.dim_max(0) - isl.PwAff(f"{{ [j] -> [({alpha}j + {beta})] }}").intersect_domain(cols.domain())
         plan.width[p] = span.max_val().to_python() + 1
+    _pixel_groups(plan, cons)
     off = 0
     for p in range(F):
         plan.lb_offset[p] = off
         off += -(-plan.lb_bytes(p) // 4) * 4
+    if stages[F].pool:
+        plan.acc_offset = off
+        off += 4 * gF.K
     plan.scratch_bytes = off
     plan.evaluations = [plan.pixels[i].count_val().to_python() * stages[i].geo.K for i in range(n)]
     per_out = [s.geo.KH * s.geo.KW * s.geo.Cg for s in stages]
     plan.macs = sum(e * m for e, m in zip(plan.evaluations, per_out))
     plan.macs_unfused = sum(s.geo.macs for s in stages)
     return plan
+
+
+def _pixel_groups(plan: ChainPlan, cons: dict[int, tuple[int, str]]) -> None:
+    """Pixel fusion (one tile only): a stage whose consumer is pointwise (1x1, stride 1, unpadded: a
+    pooling stage too) and reads it as its conv input computes each pixel pair just before the
+    consumer's, in the consumer's slot of the step (``slot``), so its ring holds 2 pixels, not rows
+    (``pixel``; ``paired``: the group orders pixels by pairs, b = 2 floor(b / 2) first)."""
+    n = len(plan.stages)
+    plan.slot, plan.paired, plan.pixel = list(range(n)), [False] * n, [False] * n
+    if plan.ntiles != 1:
+        return
+    for p in range(n - 2, -1, -1):
+        c, how = cons[p]
+        if how == "conv" and plan.stages[c].geo.is_pointwise and plan.rows[p] == 1:
+            plan.slot[p], plan.pixel[p] = plan.slot[c], True
+            plan.paired[p] = plan.paired[c] = True
+            plan.width[p], plan.origin[p] = min(2, plan.stages[p].geo.OW), (0, 0)
+
+
+def _rows_above(stages: list[Stage]) -> int:
+    """Virtual rows above the image of the step computation: the sum of the window heights (a
+    stage's halo counts at most its height in final rows, strides only shrink it), so that the first
+    reader of every real row may be a virtual row."""
+    return sum(st.geo.KH * st.geo.dh for st in stages) + 1
 
 
 def _columns(pixels: isl.Set) -> isl.Map:
@@ -188,15 +238,24 @@ def statement_schedule(plan: ChainPlan, i: int, name: str, dims: tuple[str, ...]
 
 
 def stage_schedule(plan: ChainPlan, i: int, name: str, dims: tuple[str, ...], tail: tuple[str, ...]) -> isl.Map:
-    """{ name[j, a, b, dims...] -> [j, t, i, a, b, tail...] } with t the row step of stage i."""
+    """{ name[j, a, b, dims...] -> [j, t, slot, a, b', i, b'', tail...] } with t the row step of stage
+    i, slot its place in the step (its pixel group's last stage, else i); in a pixel group b' = 2 floor(b / 2)
+    (the pair) and b'' = b, else b' = b and b'' = 0. A chain without pixel groups has neither i nor
+    b'': [j, t, i, a, b, tail...]."""
     d = ", ".join(("j", "a", "b") + dims)
     proj = isl.Map(f"{{ {name}[{d}] -> R{i}[j, a] }}")
-    rest = isl.Map(f"{{ {name}[{d}] -> [{i}, a, b, {', '.join(tail)}] }}")
+    slot, paired = (plan.slot[i], plan.paired[i]) if plan.slot else (i, False)
+    pix = "2 * floor(b / 2), " + f"{i}, b" if paired else f"b, {i}, 0"
+    if not any(plan.paired):        # no pixel group: [j, t, i, a, b, tail...]
+        pix = "b"
+    rest = isl.Map(f"{{ {name}[{d}] -> [{slot}, a, {pix}, {', '.join(tail)}] }}")
     return proj.apply_range(plan.step[i]).flat_range_product(rest)
 
 
 def _ring(plan: ChainPlan, p: int, a: str, b: str) -> str:
     """Constraints placing element (a, b, .) of stage p in its ring: LB<p>[x0, x1, .]."""
+    if plan.pixel and plan.pixel[p]:
+        return f"x0 = 0 and x1 = ({b}) mod {plan.width[p]}"
     alpha, beta = plan.origin[p]
     return f"x0 = ({a}) mod {plan.rows[p]} and x1 = {b} - ({alpha}j + {beta})"
 
@@ -235,7 +294,8 @@ def proof_model(plan: ChainPlan, param_shapes: dict[int, tuple[int, int, int]]):
         for q in st.param_reads:
             rd = acc(rd, isl.UnionMap(f"{{ {head} -> X{q}[a, b, k] }}"))
         if i == F:
-            wr = acc(wr, isl.UnionMap(f"{{ {head} -> Y[a, b, k] }}"))
+            y = "ACC[k]" if st.pool else "Y[a, b, k]"
+            wr = acc(wr, isl.UnionMap(f"{{ {head} -> {y} }}"))
         else:
             wr = acc(wr, isl.UnionMap(f"{{ {head} -> LB{i}[x0, x1, k] : {_ring(plan, i, 'a', 'b')} }}"))
             wsem = acc(wsem, isl.UnionMap(f"{{ {head} -> E{i}[j, a, b, k] }}"))
@@ -254,6 +314,8 @@ def prove(plan: ChainPlan, param_shapes: dict[int, tuple[int, int, int]], inplac
         bad = flow_mismatch(model, lbs, intended)
         if not bad.is_empty():
             return f"line-buffer flow differs from the intended producers: {str(bad)[:300]}"
+    if inplace is not None and plan.stages[plan.final].pool:
+        return "a pooling chain writes its output after its last row: no in-place option"
     if inplace is not None:
         gF = plan.stages[plan.final].geo
         layout = Layout({f"X{inplace}": (param_shapes[inplace], 1, 0), "Y": ((gF.OH, gF.OW, gF.K), 1, 0)})

@@ -7,6 +7,7 @@ quad kernel with the vector requantization, the 2 x 2 blocks); ``fpu``  float VF
 ``sparse`` / ``sparse_dsp``  without the zero weights (lists; SMLAD pairs); ``depthwise_dsp`` /
 ``depthwise_mve`` / ``depthwise_rows`` / ``depthwise_common``  depthwise quads, Helium lanes, the
 in-place three-row ring; ``inplace``  the portable in-place kernels (dw_plane, pixel_buffer);
-``chain`` / ``chain_mve``  poly-fused chains (line buffers), their DSP and Helium stages;
+``chain`` / ``chain_mve`` / ``chain_pool``  poly-fused chains (line buffers), their DSP and Helium stages, the
+final whole-image pooling stage;
 ``skip_zero``  --skip-zero-activations; ``implementations``  the strategy's names -> these lowerings.
 """

@@ -25,6 +25,7 @@ from ...poly.linebuf import ChainPlan, analyze, pixel_pairs, statement_schedule
 from .. import group_knobs
 from .depthwise_common import quad_weights, tap_pointers
 from .chain_mve import mve_conv
+from .chain_pool import pool_statements
 from .im2col_rows import gather_rows, row_form, row_order, row_weights
 from .inplace import finish
 from ...strategy import choose
@@ -59,6 +60,11 @@ def _ring_expr(plan: ChainPlan, p: int):
     rows, width, K = plan.rows[p], plan.width[p], plan.stages[p].geo.K
     alpha, beta = plan.origin[p]
     pow2 = rows & (rows - 1) == 0
+    if plan.pixel[p]:                 # pixel-fused into its consumer: 2 pixels, column b mod 2
+        def at(a: str, b: str, c: str, j: str = "j") -> str:
+            col = "0" if width == 1 else f"(({b}) & 1)"
+            return f"lb{p}[{col} * {K} + {c}]"
+        return at
 
     def at(a: str, b: str, c: str, j: str = "j") -> str:
         slot = "0" if rows == 1 else f"({a}) & {rows - 1}" if pow2 else f"({a}) % {rows}"
@@ -335,11 +341,22 @@ def lower_fused_chain(fn: Function, ctx: LowerCtx) -> Kernel:
     bodies, scheds, ops, stage_kinds, headers = {}, [], [], [], []
     ref_stage = dsp_stage = False
     # im2col columns go after the line buffers, one area for every stage: the schedule ([j, t, i, a, b, ...],
-    # linebuf.stage_schedule) runs a stage's column fill and the blocks that read it at one pixel pair
+    # linebuf.stage_schedule; a pixel group interleaves its stages per pixel pair, each pair complete
+    # before the next stage's) runs a stage's column fill and the blocks that read it at one pixel pair
     # before the next fill, and stage i's whole row step before stage i + 1's, so no column outlives its stage
     lines = -(-plan.scratch_bytes // 4) * 4
     scratch = lines
     for i, (mc, st) in enumerate(zip(chain.members, chain.stages)):
+        if st.pool:                   # the final whole-image pool (chain_pool)
+            epi = _ChainEpilogue(mc, fn, b.rings, ctx.pool, wcet=ctx.options.wcet)
+            ops += [epi.anchor.op] + [c.op for c in epi.ops]
+            stage_kinds.append("chain.pool")
+            pool_scheds, pool_bodies, pool_decls = pool_statements(plan, i, b.rings[id(mc.args[0])], epi,
+                                                                   ctx.options.wcet)
+            scheds += pool_scheds
+            bodies.update(pool_bodies)
+            b.decls += pool_decls
+            continue
         anchor, epi_ops, _ = conv_group(mc.op)
         ops += [anchor.op] + [c.op for c in epi_ops]
         epi = _ChainEpilogue(mc, fn, b.rings, ctx.pool, wcet=ctx.options.wcet)
