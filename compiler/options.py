@@ -58,13 +58,17 @@ class CompileContext:
     the Function is kept so an id reused after garbage collection cannot hit); ``timings``: seconds
     per pass name; ``sparse_kernels``: the int8 weight tensors whose kernels run the ``sparse``
     variant (passes/sparse_weights.py decides, lower/conv/sparse.py reads); ``choices``: the kernel
-    strategies' answers (``strategy.choose``: accepts may run an isl proof)."""
+    strategies' answers (``strategy.choose``: accepts may run an isl proof); ``declined_chains``: the
+    long chains poly_fuse declined only for their estimated extra instructions (name, member Functions,
+    stages, arena peak with it, estimated overhead), which ``tune`` and ``--ram-limit`` may ask for
+    (chain knob ``fuse`` True)."""
 
     linebuf_plans: dict = field(default_factory=dict)
     inplace_options: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
     sparse_kernels: dict = field(default_factory=dict)   # id(weights) -> (weights Constant, cost reason)
     choices: dict = field(default_factory=dict)          # strategy.choose's answers (the Function kept)
+    declined_chains: list = field(default_factory=list)   # poly_fuse: long chains declined for instructions
 
 
 @dataclass(frozen=True)
@@ -154,7 +158,7 @@ KNOBS = {k.name: k for k in (
     Knob("channels", "kernel", (2, 3, 4), None, "lower/conv/dsp (default 3), lower/conv/chain (default 2)"),
     Knob("unroll", "kernel", (0, 4, 8, 16, 32), 0, "lower/conv/dsp (0: the family's own limit)"),
     Knob("body", "kernel", None, 0, "lower/conv/dsp (0: the family's own loop body)"),
-    Knob("fuse", "chain", (True, False), True, "passes/poly_fuse"),
+    Knob("fuse", "chain", (True, False), None, "passes/poly_fuse (True: also a long chain over the overhead bound)"),
     Knob("tile_w", "chain", None, None, "passes/poly_fuse (None: full width, line buffers)"),
 )}
 # the lowering knobs a kernel family may read from its context (``LowerCtx.knob``; lower/group_knobs.py)

@@ -23,7 +23,10 @@ instructions. Loop (greedy, memory first):
    reads the input); ``oracle.decide`` (``cost.analytical.decide``, with the variants the options
    allow) keeps it if it lowers the peak by >= 1%, fits the budget and recomputes at most
    ``max_recompute`` (10%). Tuning knobs (``options.knobs``, ``cost.knobs``) may veto a candidate
-   (``fuse`` False) or cap its tile width (``tile_w``).
+   (``fuse`` False), ask for a long chain over the overhead bound (``fuse`` True: the RAM is wanted at
+   that price; a long chain declined only for the bound is listed in
+   ``options.context.declined_chains``, which ``tune`` and ``--ram-limit`` offer) or cap its tile
+   width (``tile_w``).
 3. The best option (lowest peak, then fewest estimated instructions) is proven with isl
    (``linebuf.prove``: line-buffer flow and the in-place output); a failed proof drops the option.
    Apply it and repeat until nothing lowers the peak.
@@ -240,6 +243,7 @@ def _options(main, members, options, oracle, base, rejected, max_recompute=1.10,
     knob = options.knobs.chain([m.op for m in members]) if options.knobs is not None else {}
     if knob.get("fuse") is False:           # tuning: this chain stays unfused (cost.knobs)
         return []
+    bound = None if knob.get("fuse") is True else max_overhead
     attrs = {"Primitive": True, "name": f"polyfused_{names}", "poly": {}}
     trial, call = merge(main, members, attrs)
     try:
@@ -269,8 +273,10 @@ def _options(main, members, options, oracle, base, rejected, max_recompute=1.10,
         fn = Function(call.op.params, call.op.body, {**attrs, "poly": info, "poly_inplace": inplace})
         trial_main, _ = merge(main, members, fn.attrs)
         peak = oracle.peak(trial_main)
-        d = oracle.decide(est, base, peak, max_recompute, max_overhead)
+        d = oracle.decide(est, base, peak, max_recompute, bound)
         if not d.fuse:
+            if bound is not None and oracle.decide(est, base, peak, max_recompute, None).fuse:
+                _declined(options, fn.attrs["name"], members, peak, est)
             break                       # the widest width that fits decides (narrower: more recompute)
         info["decision"] = d.reason
         info["estimate"] = {"instructions_fused": round(est.fused.instructions),
@@ -280,6 +286,15 @@ def _options(main, members, options, oracle, base, rejected, max_recompute=1.10,
                     "name": fn.attrs["name"], "reason": d.reason, "members": members})
         break
     return out
+
+
+def _declined(options, name: str, members, peak: int, est) -> None:
+    """Record a long chain declined only for its estimated extra instructions (module doc)."""
+    fns = [m.op for m in members]
+    if any(d["members"] == fns for d in options.context.declined_chains):
+        return
+    options.context.declined_chains.append({"name": name, "members": fns, "stages": len(fns), "peak": peak,
+                                            "overhead": round(est.overhead_bound, 4)})
 
 
 def _inplace_options(fn: Function, plan, oracle) -> list:

@@ -8,7 +8,9 @@ lists what a build offers, each knob from the phase that owns it:
   fused_chain); ``variant: "ref"`` where a SIMD variant ran, or the target's SIMD variant where a
   portable kernel ran a group that one of its implementations would take (``strategy.choose_isa``);
 - per chain (poly-fused group): ``fuse: false`` and ``tile_w`` half the chosen tile width (overlapped
-  column tiles instead of full-width line buffers: less scratch, recomputed seams);
+  column tiles instead of full-width line buffers: less scratch, recomputed seams); per long chain
+  poly_fuse declined for its estimated extra instructions (``options.context.declined_chains``):
+  ``fuse: true`` (the lower arena at that price);
 - per graph: ``poly_fuse`` off, the scratch budget x2 and x1/2, ``order: "ir"``.
 
 - per kernel, the lowering knobs its family offers (``Kernel.tunable``, filled through
@@ -73,6 +75,10 @@ def moves_of(result) -> list[Move]:
             out.append(Move("kernels", sig, (("variant", "ref"),), f"{name}: ref", "variant:ref"))
         elif simd and opt is None and choose_isa(fn, result.options.for_kernels(simd[0]), simd[0]) is not None:
             out.append(Move("kernels", sig, (("variant", simd[0]),), f"{name}: {simd[0]}", f"variant:{simd[0]}"))
+    for d in result.options.context.declined_chains:
+        sig = chain_signature(d["members"], tgt.name)
+        out.append(Move("chains", sig, (("fuse", True),), f"{d['name']}: fused ({d['stages']} stages, arena "
+                        f"{d['peak']} B, ~{d['overhead']:+.0%} instructions)", "chain:long"))
     budget = result.options.scratch_bytes
     out += [Move("global", None, (("poly_fuse", False),), "poly_fuse off"),
             Move("global", None, (("scratch_bytes", budget * 2),), f"scratch {budget * 2}"),

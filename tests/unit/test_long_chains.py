@@ -90,3 +90,22 @@ def test_long_chain_bound_prices_the_inplace_members():
     kinds = (["chain.ref"] * 7 + ["chain.pool"], ["conv2d.ref"] * 7 + ["avg_pool.ref"])
     est = chain_estimate(plan, options, kinds)
     assert abs(est.overhead) < 0.05 and est.overhead_bound > 0.10
+
+
+def test_ram_limit_asks_for_the_long_chain_the_default_declines():
+    """cortex-m4: the default build keeps KWS layer by layer (the 10-stage chain is estimated over the
+    +10% instruction bound) but offers it as a tuning move; --ram-limit 6K (the predicted path, no
+    records) takes that move: the chain's arena (hand count: below 8000 B, one activation) fits."""
+    from tinyfuse.cost.knobs import chain_signature
+    from tinyfuse.tune.ramlimit import predicted_config
+    from tinyfuse.tune.space import moves_of
+    path = shared_or_skip("models", "tflite", "kws_ref_model.tflite")
+    default = compile_model(path, target="cortex-m4")
+    assert not any(s.call.op.attrs.get("poly") for s in default.steps) and default.arena_bytes >= 8000
+    declined = default.options.context.declined_chains
+    assert [d["stages"] for d in declined] == [10] and declined[0]["peak"] < 6 * 1024, declined
+    long = [m for m in moves_of(default) if m.family == "chain:long"]
+    sig = chain_signature(declined[0]["members"], "cortex-m4")
+    assert [(m.section, m.key, m.knobs) for m in long] == [("chains", sig, (("fuse", True),))]
+    pick = predicted_config(path, "cortex-m4", 6 * 1024)
+    assert pick["config"]["chains"] == {sig: {"fuse": True}} and pick["arena_bytes"] < 6 * 1024 - 256, pick
