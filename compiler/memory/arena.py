@@ -103,13 +103,14 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
 
 
 def plan_arena(func: Function, lower: Callable, options, inplace: bool = True, cost=None,
-               dry_run: bool = True, external: frozenset = frozenset()) -> ArenaPlan:
+               dry_run: bool = True, external: frozenset = frozenset(), ring=None) -> ArenaPlan:
     """``lower(fn, name, dry, option)`` lowers a group (``option``: an InPlace or None; ``dry``: a
     trial whose constants must go to a throwaway pool). ``options`` (a CompileOptions): the planner,
     the alignment (bytes) and the compilation's in-place proof cache. ``dry_run`` False: the normal
     kernels need no scratch (portable kernels), so skip the trial lowering that measures it.
     ``external``: see :func:`kernel_graph`. ``options.knobs`` (tuning): per-group in-place vetoes and the
-    ``order`` knob (``"ir"``: the IR's order, ``schedule.given_order``)."""
+    ``order`` knob (``"ir"``: the IR's order, ``schedule.given_order``). ``ring(call, kernel)``: bytes of
+    a buffer live during the first kernel only (``--input-rows``: the input's ring, memory/input_rows.py)."""
     planner, alignment, cache = options.planner, options.alignment, options.context.inplace_options
     knobs = options.knobs
     # step fission: the dw_plane kernel and the portable pixel-buffer kernel are not sliced (lower/slicing.py)
@@ -127,12 +128,21 @@ def plan_arena(func: Function, lower: Callable, options, inplace: bool = True, c
         for n, o in zip(g.nodes, options):
             n.inplace = o
     sched = given_order(g) if knobs is not None and knobs.order == "ir" else best_schedule(g)
-    out = _finish(func, g, calls, sched, lower, planner, alignment)
+    out = _finish(func, g, calls, sched, lower, planner, alignment, ring)
     out.bound_no_inplace = bound
     return out
 
 
-def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignment) -> ArenaPlan:
+def _scratch_buffers(kernels, order_calls, ring) -> list[Buffer]:
+    """The kernels' scratch buffers ``s<i>``, live during kernel i, and the input ring (``ring``), live
+    during the first kernel."""
+    out = [Buffer(f"s{i}", kern.scratch_bytes, i, i) for i, kern in enumerate(kernels) if kern.scratch_bytes]
+    if ring is not None and kernels:
+        out.append(Buffer("ring", ring(order_calls[0], kernels[0]), 0, 0))
+    return out
+
+
+def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignment, ring=None) -> ArenaPlan:
     order_calls = [calls[k] for k in sched.order]
     step_of = {k: i for i, k in enumerate(sched.order)}
     kernels, used = [], {}
@@ -166,7 +176,7 @@ def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignm
     names = {v: f"t{j}" for j, v in enumerate(g.sizes)}
     buffers = [Buffer(names[v], s, first[v], last[v], group=names[cluster[v]] if v in cluster else "",
                       rel=rel.get(v, 0)) for v, s in g.sizes.items()]
-    buffers += [Buffer(f"s{i}", kern.scratch_bytes, i, i) for i, kern in enumerate(kernels) if kern.scratch_bytes]
+    buffers += _scratch_buffers(kernels, order_calls, ring)
     plan = plan_memory(buffers, alignment=alignment, planner=planner)
     value_buffer = {e: names[v] for e, v in g.root.items()}
     return ArenaPlan(order_calls, kernels, used, buffers, plan, sched, value_buffer, sum(g.sizes.values()),
