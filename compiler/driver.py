@@ -264,7 +264,9 @@ def _placement(**overrides) -> Placement:
 
 def rows_options(options: CompileOptions, ir: IRModule, input_rows: int) -> CompileOptions:
     """``options`` for ``--input-rows N`` (N >= 1): caller-owned I/O (the input frame is never whole in the
-    arena). TinyfuseError for N < 1, a stateful model or step fission."""
+    arena); unchanged for 0. TinyfuseError for N < 0, a stateful model or step fission."""
+    if input_rows == 0:
+        return options
     if input_rows < 1:
         raise TinyfuseError(f"--input-rows must be at least 1, got {input_rows}")
     if ir.states or options.max_step_instructions:
