@@ -91,7 +91,8 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
             sb = (scratch or {}).get(id(node), est)
             opts = [] if node.op.attrs.get("poly") else inplace_options(node.op, cost, cache=cache)
             opts = [replace(o, scratch=sb if o.rule == "conv_offset" else (scratch or {}).get((id(node), o.rule), o.scratch))
-                    for o in opts]     # conv_offset runs the normal kernel; others as measured (SIMD variants)
+                    for o in opts if o.rule != "conv_offset" or any(node.args[o.arg] is p for p in func.params)]
+            # conv_offset: the first convs (over a model input) only; it runs the normal kernel; others as measured
             opts += [replace(o, scratch=sb) for o in node.op.attrs.get("poly_inplace", [])]   # same kernel
             if knobs is not None and not knobs.allows_inplace(node.op):
                 opts = []
