@@ -30,7 +30,8 @@ byte space the two tensors share):
   of a flattened block of 4 pixels is read (any order inside a block); the memory plan proves it again
   for the kernel the group lowers to (``conv_offset_form``: the portable conv pixel by pixel, the SIMD
   im2col kernels reading a pair before writing it) and drops it for any other kernel. Offered when the union of the two buffers
-  is smaller than both apart; cost 1, so the schedule takes it only where it lowers the peak.
+  is smaller than both apart; cost 1, so the schedule takes it only where it lowers the peak. The
+  memory plan offers it over a model input only (the first convs; ``arena.kernel_graph``).
 
 ``options(fn, cost, cache)`` caches per Function in ``cache`` (proofs are ~5-50 ms each): the
 compilation's ``CompileContext.inplace_options``, so no state outlives one compile.
