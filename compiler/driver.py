@@ -29,7 +29,9 @@ from .cost.steps import estimate_instructions, over_budget, pieces, too_coarse
 from .lower.half_weights import half_weights
 from .memory import Buffer, Plan
 from .memory.arena import plan_arena
+from .memory.input_rows import first_consumer, plan_rows
 from .memory.io_buffers import caller_owned, with_caller_io
+from .poly.slices import SliceRequest
 from .memory.state import StateInfo, external_values, layout_states, locator, ring_copies
 from .options import CompileOptions
 from .passes import run_pipeline
@@ -90,6 +92,7 @@ class CompileResult:
     memory: object = None           # tinyfuse.memory.arena.ArenaPlan: order, in-place choices, bounds
     states: list[StateInfo] = field(default_factory=list)   # persistent state (stateful models only)
     labels: tuple[str, ...] = ()    # class names of output 0's last axis (<NAME>_LABELS), or none
+    rows: object = None             # --input-rows: memory.input_rows.RowPlan
     specialization: Specialization = field(default_factory=Specialization)  # --input-shape, --bind
 
     @property
@@ -116,7 +119,7 @@ class CompileResult:
     @property
     def arena_bytes(self) -> int:
         """The planned arena, plus the step cursor's 16 bytes after it when ``<name>_step`` exists."""
-        if self.options is not None and self.options.max_step_instructions:
+        if self.options is not None and (self.options.max_step_instructions or self.options.input_rows):
             return self.step_cursor_offset + STEP_CURSOR_BYTES
         return self.plan.arena_bytes
 
@@ -157,7 +160,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
                   scratch_bytes: int | None = None, tuning_records=None, stateful=(),
                   weights_dtype: str = "float32", realtime: dict | None = None,
                   io_buffers: str = "arena", ram_limit: int | None = None,
-                  sparse: str | None = None, flash_limit: int | None = None, labels=(), input_shapes=(), bind=()) -> CompileResult:
+                  sparse: str | None = None, flash_limit: int | None = None, labels=(), input_shapes=(), bind=(), input_rows=0) -> CompileResult:
     """Compile an ONNX model (path or ModelProto) or a TFLite model (.tflite path or bytes) to C.
 
     Raises TinyfuseError for anything wrong with the model or options (unsupported op, dynamic
@@ -181,8 +184,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     RNN state I/O).
     ``weights_dtype`` 'float16' stores float constants as binary16 in flash, converted at each read
     (lower/half_weights.py; TinyfuseError on a target without FP16 conversion); default 'float32'.
-    ``realtime``: {'skip_zero_activations': bool, 'wcet': bool, 'max_step_instructions': N} (README
-    "Real-time mode"; ``realtime_options`` checks the combination).
+    ``realtime``: {'skip_zero_activations': bool, 'wcet': bool, 'max_step_instructions': N} (README "Real-time mode").
     ``io_buffers`` 'caller' keeps the model inputs and outputs out of the arena: ``<name>_run`` takes
     pointers to the caller's buffers (memory/io_buffers.py; TinyfuseError for a stateful model); default 'arena'.
     ``sparse`` 'auto' (default, or $TINYFUSE_SPARSE) runs int8 conv/FC kernels without their zero weights
@@ -190,7 +192,8 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
     makes every candidate sparse (measurements). ``labels``: class names of output 0's last axis, one per
     class (else TinyfuseError), emitted as ``<NAME>_LABELS`` / ``<NAME>_NUM_LABELS`` (codegen/labels.py).
     ``input_shapes`` (``--input-shape NAME=1x3x8x8`` / ``NAME=DIM=VALUE``) and ``bind`` (``--bind NAME=VALUE``: a
-    number, true/false or an .npy) specialise an ONNX model (frontend/onnx/specialize.py).
+    number, true/false or an .npy) specialise an ONNX model (frontend/onnx/specialize.py). ``input_rows`` N > 0:
+    rows pushed N at a time into a ring read by the first kernel (memory/input_rows.py).
     """
     tgt = get_target(target)
     placement = _placement(weights_section=weights_section, arena_section=arena_section, code_section=code_section, align=align)
@@ -204,7 +207,7 @@ def compile_model(model, target: str = "host", name: str | None = None, disabled
         disabled_passes, scratch_bytes = apply_global(config, disabled_passes, scratch_bytes)
     options = CompileOptions.resolve(tgt, kernels, scratch_bytes, rounding, planner, disabled_passes, dump_ir,
                                      weights_dtype, io_buffers=io_buffers, sparse=sparse or "auto")
-    options = realtime_options(options, ir, **realtime) if realtime else options
+    options = rows_options(realtime_options(options, ir, **realtime) if realtime else options, ir, input_rows)
     _check_io_buffers(options, ir)
     options, choose = _with_knobs(options, config, tgt.name)
     mod = run_pipeline(ir, options)
@@ -257,6 +260,19 @@ def _with_knobs(options: CompileOptions, config, target: str):
 def _placement(**overrides) -> Placement:
     """The linker placement with the sections/alignment given (None: the target's default)."""
     return Placement(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def rows_options(options: CompileOptions, ir: IRModule, input_rows: int) -> CompileOptions:
+    """``options`` for ``--input-rows N`` (N >= 1): caller-owned I/O (the input frame is never whole in the
+    arena); unchanged for 0. TinyfuseError for N < 0, a stateful model or step fission."""
+    if input_rows == 0:
+        return options
+    if input_rows < 1:
+        raise TinyfuseError(f"--input-rows must be at least 1, got {input_rows}")
+    if ir.states or options.max_step_instructions:
+        raise TinyfuseError("--input-rows: a stateful model or --max-step-instructions has its own run API; "
+                            "compile without --input-rows")
+    return dataclasses.replace(options, io_buffers="caller", input_rows=input_rows)
 
 
 def _check_io_buffers(options: CompileOptions, ir: IRModule) -> None:
@@ -356,6 +372,23 @@ def _plan_steps(steps: list[Step], options: CompileOptions) -> None:
                           f"cannot be split finer than about {over:.0f} instructions a step (cost model)")
 
 
+def _lowering(name: str, pool: ConstPool, options: CompileOptions, choose, first):
+    """The memory plan's ``lower(fn, kname, dry, option)``: a group's kernel under its tuning knobs
+    (``choose``), sliced for step fission, or by row windows when it is ``first`` (--input-rows)."""
+    def lower(fn, kname, dry, option):
+        k = choose(fn, option) if choose is not None else None
+        into = ConstPool(name) if dry else pool
+        opts = options.for_group(k) if k else options
+        if first is not None and fn is first.op:     # --input-rows: the first kernel runs by row windows
+            return lower_for_arena(fn, kname, into, opts, option, SliceRequest())
+        if options.max_step_instructions:
+            budget, target = options.max_step_instructions, options.target
+            return lower_sliced(fn, into, lambda request: lower_for_arena(fn, kname, into, opts, option, request),
+                                lambda k: too_coarse(k, estimate_instructions(fn, k, target), budget))
+        return lower_for_arena(fn, kname, into, opts, option)
+    return lower
+
+
 def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, placement: Placement = Placement(),
                     choose=None, labels: tuple[str, ...] = (), spec: Specialization | None = None) -> CompileResult:
     """Lower the fused module under ``options`` and plan its arena. ``choose(fn, option)``: a
@@ -378,17 +411,11 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
             raise TinyfuseError(f"model output is the input '{o.name}' itself: nothing to compute")
 
     # kernel order, in-place choices, lowering, buffers and offsets: compiler/memory/arena.py
-    def lower(fn, kname, dry, option):
-        k = choose(fn, option) if choose is not None else None
-        into = ConstPool(mod.name) if dry else pool
-        opts = options.for_group(k) if k else options
-        if options.max_step_instructions:
-            budget, target = options.max_step_instructions, options.target
-            return lower_sliced(fn, into, lambda request: lower_for_arena(fn, kname, into, opts, option, request),
-                                lambda k: too_coarse(k, estimate_instructions(fn, k, target), budget))
-        return lower_for_arena(fn, kname, into, opts, option)
-    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants),
-                       external=external_values(mod) | caller_owned(mod, options))
+    first = first_consumer(func) if options.input_rows else None
+    lower = _lowering(mod.name, pool, options, choose, first)
+    arena = plan_arena(func, lower, options, dry_run=choose is not None or bool(options.variants) or first is not None,
+                       external=external_values(mod) | caller_owned(mod, options),
+                       ring=(lambda call, k: plan_rows(call, k).ring_bytes) if first is not None else None)
     buffers, plan, naive = arena.buffers, arena.plan, arena.naive_bytes
     states = layout_states(mod, arena.offset, lambda arr, key: pool.ref(arr, key=key))
     where = with_caller_io(locator(mod, arena.offset, states), mod, arena.offset, options)
@@ -410,6 +437,7 @@ def _lower_and_plan(mod: IRModule, model_hash: str, options: CompileOptions, pla
     result = CompileResult(mod.name, {}, mod, steps, buffers, plan, inputs, outs, naive, pool.nbytes, model_hash,
                            options.context.timings, options.target.name, placement, options)
     result.memory, result.states, result.labels = arena, states, labels
+    result.rows = plan_rows(arena.calls[0], arena.kernels[0]) if first is not None else None
     result.specialization = spec or Specialization()
     result.files = emit_sources(result, pool, __version__)
     return result

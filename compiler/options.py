@@ -88,6 +88,7 @@ class CompileOptions:
     wcet: bool = False                    # --wcet: no data-dependent branches chosen by tinyfuse
     max_step_instructions: int = 0        # --max-step-instructions N: <name>_step pieces of <= N instructions
     io_buffers: str = "arena"
+    input_rows: int = 0                   # --input-rows N: <name>_push_rows takes up to N input rows a call
     knobs: object = field(default=None, compare=False, repr=False)
     group_knobs: dict = field(default_factory=dict, compare=False, repr=False)
     sparse: str = "auto"

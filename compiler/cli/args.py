@@ -62,6 +62,10 @@ def build_options(p: argparse.ArgumentParser) -> None:
                    help="where the model inputs and outputs live: arena (default: inside the arena, "
                    "<name>_input/_output) or caller (buffers the caller passes to <name>_run(arena, in..., out...): "
                    "a smaller arena, as TVM AOT / X-CUBE-AI)")
+    p.add_argument("--input-rows", type=_non_negative, default=0, metavar="N",
+                   help="the input arrives by rows: <name>_push_rows(arena, rows, n <= N, out...) feeds a ring read by "
+                   "the first conv/depthwise/fused chain; the arena holds no input frame, outputs are caller buffers "
+                   "(default 0: whole frames)")
     p.add_argument("--kernels", default=None, choices=KERNEL_CHOICES,
                    help="kernel variants: auto (the target's SIMD kernels: arm_dsp on M4/M7/M33, arm_mve on M55; "
                    "default, or $TINYFUSE_KERNELS), ref (portable C everywhere) or one variant")

@@ -63,7 +63,8 @@ def _compile_model(args):
                                        max_step_instructions=args.max_step_instructions or 0), io_buffers=getattr(args, "io_buffers", "arena"),
                          sparse=getattr(args, "sparse", None), flash_limit=flash_limit,
                          labels=read_labels(getattr(args, "class_labels", None)),
-                         input_shapes=getattr(args, "input_shapes", ()), bind=getattr(args, "bind", ()), **placement)
+                         input_shapes=getattr(args, "input_shapes", ()), bind=getattr(args, "bind", ()),
+                         input_rows=getattr(args, "input_rows", 0) or 0, **placement)
 
 
 def cmd_compile(args) -> int:

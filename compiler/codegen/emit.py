@@ -91,6 +91,16 @@ def _step_api(result) -> dict | None:
     return dict(budget=budget, total=base, cursor=result.step_cursor_offset, entries=entries)
 
 
+def _rows_api(result) -> dict | None:
+    """What model/rows.c.j2 renders for ``<name>_push_rows`` (--input-rows N), or None: the row plan
+    (memory/input_rows.RowPlan), the ring's and the cursor's arena offsets, the first step."""
+    rows = getattr(result, "rows", None)
+    if rows is None:
+        return None
+    return dict(plan=rows, per_call=result.options.input_rows, ring=result.plan.offsets["ring"],
+                cursor=result.step_cursor_offset, first=result.steps[0])
+
+
 def emit_sources(result, pool, version: str) -> dict[str, str]:
     """The generated files of a compiled model: <name>.h/.c/_weights.c, the build fragments (.mk, .cmake),
     the runtime headers its kernels include, and metadata.json."""
@@ -105,7 +115,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
         constants=[(cname, CONST_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
         weights_bytes=result.weights_bytes, macs=result.macs, placement=result.placement,
         in_q=in_q, out_q=out_q, states=result.states, state_bytes=result.state_bytes, io_caller=result.io_caller,
-        step_api=_step_api(result), type_codes=_type_codes(result), io_ids=io_macro_ids(result.inputs, result.outputs),
+        step_api=_step_api(result), rows_api=_rows_api(result), type_codes=_type_codes(result), io_ids=io_macro_ids(result.inputs, result.outputs),
         arena_align=f"{name.upper()}_ALIGN" if result.placement.align >= ARENA_ALIGN else str(ARENA_ALIGN),
         labels=[c_string(n) for n in getattr(result, "labels", ())],
         specialized=[c_comment(line) for line in spec.lines()] if spec else [],
@@ -137,12 +147,20 @@ def _runtime_headers(kernels) -> list[str]:
     return out
 
 
+def _rows_json(result) -> dict:
+    rows = result.rows
+    return {"rows_per_call": result.options.input_rows, "rows": rows.H, "row_bytes": rows.row_bytes,
+            "ring_rows": rows.ring_rows, "ring_bytes": rows.ring_bytes, "ring_offset": result.plan.offsets["ring"],
+            "cursor_offset": result.step_cursor_offset, "unit": rows.unit, "units": rows.units}
+
+
 def _metadata(result, version: str, files: list[str], quant, spec) -> str:
     """metadata.json of a compiled model (README "metadata.json"): ``quant`` = (input, output) quantization."""
     in_q, out_q = quant
     return json.dumps({
         "version": MANIFEST_VERSION, "tinyfuse": version, "model": result.name, "model_hash": result.model_hash,
         "arena_bytes": result.arena_bytes, **({"io_buffers": "caller"} if result.io_caller else {}),
+        **({"input_rows": _rows_json(result)} if getattr(result, "rows", None) is not None else {}),
         **({"state_bytes": result.state_bytes, "states": [
             vars(t) | {"shape": list(t.shape)} for t in result.states]} if result.states else {}),
         "naive_bytes": result.naive_bytes, "weights_bytes": result.weights_bytes,

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..ir import Call, Expr, Function, get_op, post_order
+from ..ops.conv_geom import conv_group
+from .inplace import conv_offset_form, prove_conv_offset
 from .inplace import options as inplace_options
 from .planner import Buffer, Plan, plan_memory
 from .schedule import InPlace, KernelGraph, Node, Schedule, best_schedule, given_order
@@ -61,7 +63,8 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
                  cache: dict | None = None, external: frozenset = frozenset(),
                  no_rules: frozenset = frozenset(), knobs=None) -> tuple[KernelGraph, list[Call]]:
     """The KernelGraph of a fused main function (nodes in IR post-order) and the calls behind its
-    nodes. ``scratch``: id(call) -> scratch bytes of its normal kernel (0 if absent); ``cost`` and
+    nodes. ``scratch``: id(call) -> scratch bytes of its normal kernel (0 if absent), (id(call), rule) -> those
+    of an in-place option's kernel (default: the rule's); ``cost`` and
     ``cache`` (the compilation's in-place proof cache): see ``inplace.options``. ``external``: ids
     of parameters and kernel calls whose values live outside the arena (a stateful model's state and
     ring windows, memory/state.py): they take no arena bytes and no kernel writes over them in place.
@@ -87,6 +90,9 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
             est = node.op.attrs.get("poly", {}).get("scratch", 0)     # fused chains: their line buffers
             sb = (scratch or {}).get(id(node), est)
             opts = [] if node.op.attrs.get("poly") else inplace_options(node.op, cost, cache=cache)
+            opts = [replace(o, scratch=sb if o.rule == "conv_offset" else (scratch or {}).get((id(node), o.rule), o.scratch))
+                    for o in opts if o.rule != "conv_offset" or any(node.args[o.arg] is p for p in func.params)]
+            # conv_offset: the first convs (over a model input) only; it runs the normal kernel; others as measured
             opts += [replace(o, scratch=sb) for o in node.op.attrs.get("poly_inplace", [])]   # same kernel
             if knobs is not None and not knobs.allows_inplace(node.op):
                 opts = []
@@ -103,13 +109,14 @@ def kernel_graph(func: Function, scratch: dict[int, int] | None = None, cost=Non
 
 
 def plan_arena(func: Function, lower: Callable, options, inplace: bool = True, cost=None,
-               dry_run: bool = True, external: frozenset = frozenset()) -> ArenaPlan:
+               dry_run: bool = True, external: frozenset = frozenset(), ring=None) -> ArenaPlan:
     """``lower(fn, name, dry, option)`` lowers a group (``option``: an InPlace or None; ``dry``: a
     trial whose constants must go to a throwaway pool). ``options`` (a CompileOptions): the planner,
     the alignment (bytes) and the compilation's in-place proof cache. ``dry_run`` False: the normal
     kernels need no scratch (portable kernels), so skip the trial lowering that measures it.
     ``external``: see :func:`kernel_graph`. ``options.knobs`` (tuning): per-group in-place vetoes and the
-    ``order`` knob (``"ir"``: the IR's order, ``schedule.given_order``)."""
+    ``order`` knob (``"ir"``: the IR's order, ``schedule.given_order``). ``ring(call, kernel)``: bytes of
+    a buffer live during the first kernel only (``--input-rows``: the input's ring, memory/input_rows.py)."""
     planner, alignment, cache = options.planner, options.alignment, options.context.inplace_options
     knobs = options.knobs
     # step fission: the dw_plane kernel and the portable pixel-buffer kernel are not sliced (lower/slicing.py)
@@ -118,7 +125,10 @@ def plan_arena(func: Function, lower: Callable, options, inplace: bool = True, c
     g0, calls0 = kernel_graph(func, cache=cache, external=external, no_rules=no_rules, knobs=knobs)
     scratch = {id(c): lower(c.op, f"dry{i}", True, None).scratch_bytes for i, c in enumerate(calls0)
                if dry_run or c.op.attrs.get("poly")}
+    if dry_run:
+        scratch.update(_option_scratch(g0, calls0, lower))
     g, calls = kernel_graph(func, scratch, cost, cache, external, no_rules, knobs)
+    _refine_conv_offsets(g, lower, alignment)
     options = [n.inplace for n in g.nodes]
     for n in g.nodes:
         n.inplace = []
@@ -126,15 +136,79 @@ def plan_arena(func: Function, lower: Callable, options, inplace: bool = True, c
     if inplace:
         for n, o in zip(g.nodes, options):
             n.inplace = o
-    sched = given_order(g) if knobs is not None and knobs.order == "ir" else best_schedule(g)
-    out = _finish(func, g, calls, sched, lower, planner, alignment)
+    sched = given_order(g) if knobs is not None and knobs.order == "ir" else _placed_best(g, planner, alignment)
+    out = _finish(func, g, calls, sched, lower, planner, alignment, ring)
     out.bound_no_inplace = bound
     return out
 
 
-def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignment) -> ArenaPlan:
+def _refine_conv_offsets(g: KernelGraph, lower, alignment: int) -> None:
+    """Each conv_offset option proven again for the kernel its group lowers to (``inplace.
+    conv_offset_form``: the least offset that kernel allows), dropped for a kernel no model states."""
+    for i, n in enumerate(g.nodes):
+        if not any(o.rule == "conv_offset" for o in n.inplace):
+            continue
+        geo = conv_group(n.ref.op)[2]
+        form = conv_offset_form(lower(n.ref.op, f"dry{i}", True, None).kind, geo)
+        R = prove_conv_offset(geo, form, alignment) if form else None
+        n.inplace = [o if o.rule != "conv_offset" else replace(o, rel=-R) for o in n.inplace
+                     if o.rule != "conv_offset" or R is not None]
+
+
+def _option_scratch(g: KernelGraph, calls, lower) -> dict:
+    """(id(call), rule) -> scratch bytes of the kernel an in-place option with its own kernel lowers to
+    (pixel_buffer, dw_plane): a SIMD variant's may exceed the portable kernel's the rule states (its
+    im2col columns and a two-pixel buffer)."""
+    out = {}
+    for i, (n, c) in enumerate(zip(g.nodes, calls)):
+        for o in n.inplace:
+            if o.rule in ("pixel_buffer", "dw_plane"):
+                out[(id(c), o.rule)] = lower(c.op, f"dry{i}", True, o).scratch_bytes
+    return out
+
+
+def _scratch_buffers(kernels, order_calls, ring) -> list[Buffer]:
+    """The kernels' scratch buffers ``s<i>``, live during kernel i, and the input ring (``ring``), live
+    during the first kernel."""
+    out = [Buffer(f"s{i}", kern.scratch_bytes, i, i) for i, kern in enumerate(kernels) if kern.scratch_bytes]
+    if ring is not None and kernels:
+        out.append(Buffer("ring", ring(order_calls[0], kernels[0]), 0, 0))
+    return out
+
+
+def _placed_best(g: KernelGraph, planner: str, alignment: int) -> Schedule:
+    """``best_schedule(g)``; when it writes a conv over an input above its output (conv_offset) and the
+    placed arena (scratch as estimated) exceeds its live-bytes bound, the schedule without conv_offset
+    if that places smaller: a rigid cluster can fragment the arena more than it saves."""
+    sched = best_schedule(g)
+    if not any(o.rule == "conv_offset" for o in sched.inplace.values()):
+        return sched
+    placed = _trial_arena(g, sched, planner, alignment)
+    if placed.arena_bytes <= placed.lower_bound:
+        return sched
+    kept = [n.inplace for n in g.nodes]
+    for n in g.nodes:
+        n.inplace = [o for o in n.inplace if o.rule != "conv_offset"]
+    other = best_schedule(g)
+    for n, o in zip(g.nodes, kept):
+        n.inplace = o
+    return other if _trial_arena(g, other, planner, alignment).arena_bytes < placed.arena_bytes else sched
+
+
+def _trial_arena(g: KernelGraph, sched: Schedule, planner: str, alignment: int) -> Plan:
+    """The placed plan of ``sched`` with each kernel's scratch as the graph estimates it (no lowering)."""
+    sched = replace(sched, inplace={k: o for k, o in sched.inplace.items() if o.rel % alignment == 0})
+    buffers = _tensor_buffers(g, sched)
+    for i, k in enumerate(sched.order):
+        opt = sched.inplace.get(k)
+        sb = opt.scratch if opt is not None else g.nodes[k].scratch
+        if sb:
+            buffers.append(Buffer(f"s{i}", sb, i, i))
+    return plan_memory(buffers, alignment=alignment, planner=planner)
+
+
+def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignment, ring=None) -> ArenaPlan:
     order_calls = [calls[k] for k in sched.order]
-    step_of = {k: i for i, k in enumerate(sched.order)}
     kernels, used = [], {}
     # an output placed ``rel`` bytes into its input's buffer needs rel on the arena's alignment (memory/
     # inplace.py ``transpose`` rounds to 64 bytes); else it gets a buffer of its own (same kernel code)
@@ -145,6 +219,19 @@ def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignm
         kernels.append(lower(c.op, f"k{i}_{c.op.attrs['name']}", False, opt))
         if opt is not None:
             used[i] = opt
+    buffers = _tensor_buffers(g, sched) + _scratch_buffers(kernels, order_calls, ring)
+    plan = plan_memory(buffers, alignment=alignment, planner=planner)
+    names = {v: f"t{j}" for j, v in enumerate(g.sizes)}
+    value_buffer = {e: names[v] for e, v in g.root.items()}
+    return ArenaPlan(order_calls, kernels, used, buffers, plan, sched, value_buffer, sum(g.sizes.values()),
+                     value_offset=view_offsets(func))
+
+
+def _tensor_buffers(g: KernelGraph, sched: Schedule) -> list[Buffer]:
+    """The tensors' buffers ``t<j>`` of ``sched``: lifetimes in steps, in-place clusters with each
+    member's offset in its cluster (an input above its output, rel < 0: the cluster starts at the
+    lowest member)."""
+    step_of = {k: i for i, k in enumerate(sched.order)}
     # lifetimes in steps
     producer = {g.nodes[k].out: step_of[k] for k in range(len(g.nodes))}
     first = {v: producer.get(v, -1) for v in g.sizes}
@@ -163,11 +250,10 @@ def _finish(func, g: KernelGraph, calls, sched: Schedule, lower, planner, alignm
             src = g.nodes[k].args[opt.arg]
             cluster[g.nodes[k].out] = cluster.setdefault(src, src)
             rel[g.nodes[k].out] = rel.get(src, 0) + opt.rel
+    for src in set(cluster.values()):   # an input above its output (rel < 0): the cluster starts at the lowest member
+        low = min(rel.get(v, 0) for v, c in cluster.items() if c == src)
+        for v in {src} | {v for v, c in cluster.items() if c == src}:
+            rel[v] = rel.get(v, 0) - min(low, 0)
     names = {v: f"t{j}" for j, v in enumerate(g.sizes)}
-    buffers = [Buffer(names[v], s, first[v], last[v], group=names[cluster[v]] if v in cluster else "",
-                      rel=rel.get(v, 0)) for v, s in g.sizes.items()]
-    buffers += [Buffer(f"s{i}", kern.scratch_bytes, i, i) for i, kern in enumerate(kernels) if kern.scratch_bytes]
-    plan = plan_memory(buffers, alignment=alignment, planner=planner)
-    value_buffer = {e: names[v] for e, v in g.root.items()}
-    return ArenaPlan(order_calls, kernels, used, buffers, plan, sched, value_buffer, sum(g.sizes.values()),
-                     value_offset=view_offsets(func))
+    return [Buffer(names[v], s, first[v], last[v], group=names[cluster[v]] if v in cluster else "",
+                   rel=rel.get(v, 0)) for v, s in g.sizes.items()]

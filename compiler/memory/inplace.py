@@ -23,6 +23,16 @@ byte space the two tensors share):
   one pixel at a time and in pairs of flattened pixels (the blocking of the SIMD variants that
   the strategies run in the pixel_buffer mode).
 
+- ``conv_offset``: an int8 conv with groups 1 run by its normal kernel (pixels ascending) with its
+  input ``R`` bytes above its output's start (``rel`` = -R; R the smallest multiple of REL_ALIGN that
+  proves, at least out - in: the input at the output's end when the output is larger). Proof: no
+  clobbered read of X in a model where every output of a block of pixels is written before any input
+  of a flattened block of 4 pixels is read (any order inside a block); the memory plan proves it again
+  for the kernel the group lowers to (``conv_offset_form``: the portable conv pixel by pixel, the SIMD
+  im2col kernels reading a pair before writing it) and drops it for any other kernel. Offered when the union of the two buffers
+  is smaller than both apart; cost 1, so the schedule takes it only where it lowers the peak. The
+  memory plan offers it over a model input only (the first convs; ``arena.kernel_graph``).
+
 ``options(fn, cost, cache)`` caches per Function in ``cache`` (proofs are ~5-50 ms each): the
 compilation's ``CompileContext.inplace_options``, so no state outlives one compile.
 """
@@ -36,7 +46,7 @@ from ..ir import Call, Function, OpPattern, Var, get_op, post_order
 from ..ir.group import MalformedGroup, split_group
 from ..ops.conv_geom import ConvGeom, conv_group
 from ..poly.deps import Access, Layout, Model, clobbered_reads, flow_mismatch, intended_flow, only_self_conflicts
-from ..poly.inplace_models import dw_plane_model, dw_plane_scratch, pixel_buffer_model
+from ..poly.inplace_models import conv_offset_models, dw_plane_model, dw_plane_scratch, pixel_buffer_model
 from .schedule import InPlace
 
 def options(fn: Function, cost=None, cache: dict | None = None) -> list[InPlace]:
@@ -48,10 +58,10 @@ def options(fn: Function, cost=None, cache: dict | None = None) -> list[InPlace]
     if hit is not None and hit[0] is fn:
         return hit[1]
     out: list[InPlace] = []
-    for rule in (_elementwise, _transpose, _residual_add, _dw_plane, _pixel_buffer):
+    for rule in (_elementwise, _transpose, _residual_add, _dw_plane, _pixel_buffer, _conv_offset):
         out += rule(fn)
     if cost is not None:
-        out = [replace(o, cost=cost(o, fn)) for o in out]
+        out = [replace(o, cost=max(o.cost, cost(o, fn))) for o in out]
     cache[id(fn)] = (fn, out)
     return out
 
@@ -207,4 +217,46 @@ def prove_pixel_buffer(g: ConvGeom) -> str | None:
     return None
 
 
-__all__ = ["options", "prove_dw_plane", "prove_pixel_buffer"]
+def _conv_offset(fn: Function) -> list[InPlace]:
+    got = _conv(fn)
+    if got is None or got[1].G != 1:
+        return []
+    i, g = got
+    R = prove_conv_offset(g)
+    if R is None:
+        return []
+    return [InPlace(i, "conv_offset", cost=1.0, rel=-R,
+                    proof=f"isl: no clobbered read of X (input {R} bytes above the output; pixels ascending, "
+                          "blocks written before read)")]
+
+
+def prove_conv_offset(g: ConvGeom, form: str = "any", step: int = REL_ALIGN) -> int | None:
+    """The smallest offset R (a multiple of ``step`` bytes) of the input above the output at which the
+    normal conv kernel whose blocks order reads and writes as ``form`` says (``poly.inplace_models.
+    conv_offset_models``) may write over it, or None when none saves bytes."""
+    def ok(R: int) -> bool:
+        layout = Layout({"X": ((g.H, g.W, g.C), 1, R), "Y": ((g.OH, g.OW, g.K), 1, 0)})
+        return all(clobbered_reads(Model(m), layout, ("X",)).is_empty() for m in conv_offset_models(g, form))
+    lo = max(0, (g.out_bytes - g.in_bytes) // step * step)
+    hi = -(-g.out_bytes // step) * step                   # no overlap: legal, saves nothing
+    if max(g.out_bytes, g.in_bytes + lo) >= g.in_bytes + g.out_bytes:
+        return None
+    if ok(lo):
+        return lo
+    while hi - lo > step:                                 # legality grows with R: the least R that proves
+        mid = (lo + hi) // 2 // step * step
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi if max(g.out_bytes, g.in_bytes + hi) < g.in_bytes + g.out_bytes and hi < g.out_bytes else None
+
+
+def conv_offset_form(kind: str, g: ConvGeom) -> str | None:
+    """The read/write order (``conv_offset_models`` form) of the normal kernel ``kind`` (a strategy
+    name) of a conv, or None for a kernel whose order no model states (sparse, skip-zero, quads)."""
+    if kind == "conv2d.ref":
+        return "pixel"
+    if kind in ("conv2d.arm_dsp", "conv2d.arm_mve"):
+        return "direct" if g.is_pointwise else "im2col"
+    return None
+
+
+__all__ = ["conv_offset_form", "options", "prove_conv_offset", "prove_dw_plane", "prove_pixel_buffer"]

@@ -53,7 +53,8 @@ class InPlace:
     cost: float = 0.0
     proof: str = ""
     order: str = "ascending"      # pixel order of the in-place kernel
-    rel: int = 0                  # the output starts this many bytes above the input (rule transpose)
+    rel: int = 0                  # the output starts this many bytes above the input (rule transpose; < 0:
+                                  # the input starts -rel bytes above the output, rule conv_offset)
 
 
 @dataclass
@@ -138,7 +139,8 @@ class _Model:
             if self.cons_mask.get(v, 0) & ~(done | 1 << k):    # read again later: not dead here
                 continue
             iv = self.size[v]
-            options.append((base - iv + max(iv, out) + aligned(opt.scratch), opt))
+            union = max(iv, opt.rel + out) if opt.rel >= 0 else max(out, iv - opt.rel)
+            options.append((base - iv + union + aligned(opt.scratch), opt))
         return options
 
     def ready(self, done: int) -> list[int]:

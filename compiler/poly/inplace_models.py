@@ -70,4 +70,26 @@ def pixel_buffer_model(g: ConvGeom, order: str, block: int = 1) -> list[Access]:
                    writes=("Y[oh, ow, k]",))]
 
 
-__all__ = ["dw_plane_model", "dw_plane_scratch", "pixel_buffer_model", "pixel_order"]
+def conv_offset_models(g: ConvGeom, form: str = "any") -> list[list[Access]]:
+    """A conv's normal kernel, pixels ascending, by how its blocks order their reads of X and writes of Y:
+
+    - ``pixel`` (the portable conv): per pixel, each output channel written (S_w) before the next one
+      reads the window (S_r): modelled as every write of the pixel before every read of it;
+    - ``im2col`` (the SIMD kernels with a column: every input of a pixel pair is read into the column
+      before any output of the pair is written): reads of a pair, then its writes;
+    - ``direct`` (the SIMD pointwise kernels reading X in the MAC loop): writes of a pair before its reads;
+    - ``any``: writes of a flattened block of 4 pixels before its reads (covers the three, and blocks of
+      four pixels).
+    """
+    out = box(("oh", "ow", "k"), (g.OH, g.OW, g.K))
+    x = (f"X[ih, iw, ci] : exists r, s, c, q, m: k = {g.M}q + m and 0 <= m < {g.M} and "
+         f"ci = {g.Cg}q + c and 0 <= c < {g.Cg} and ih = {g.sh}oh + {g.dh}r - {g.pt} and "
+         f"iw = {g.sw}ow + {g.dw}s - {g.pl} and {g.taps_in_image('oh', 'ow')}")
+    p = f"({g.OW}oh + ow)"
+    blk, w, r = {"pixel": (p, "0", "1"), "im2col": (f"floor({p}/2)", "1", "0"),
+                 "direct": (f"floor({p}/2)", "0", "1"), "any": (f"floor({p}/4)", "0", "1")}[form]
+    return [[Access("S_w", ("oh", "ow", "k"), out, (blk, w, "oh", "ow", "k"), writes=("Y[oh, ow, k]",)),
+             Access("S_r", ("oh", "ow", "k"), out, (blk, r, "oh", "ow", "k"), reads=(x,))]]
+
+
+__all__ = ["conv_offset_models", "dw_plane_model", "dw_plane_scratch", "pixel_buffer_model", "pixel_order"]

@@ -49,10 +49,10 @@ def test_poly_fused_kernel_lists_every_covered_layer():
 
 
 def test_inplace_colour_on_simd_target(kws_m4):
-    """On cortex-m4 the in-place pointwise convs have variant arm_dsp: the colour must follow the
+    """On cortex-m4 the in-place convs have variant arm_dsp: the colour must follow the
     memory plan's in-place choice, not the variant name."""
     rows = report_data(kws_m4, get_target("cortex-m4"))["kernels"]
-    assert rows[0]["variant"] == "arm_dsp" and rows[0]["inplace"].startswith("pixel_buffer")
+    assert rows[0]["variant"] == "arm_dsp" and rows[0]["inplace"].startswith("conv_offset")   # input at its output's end
     assert [point_kind(r) for r in rows[:3]] == ["inplace"] * 3
     assert point_kind(rows[-1]) == "layer"
 

@@ -380,6 +380,8 @@ def lower_fused_chain(fn: Function, ctx: LowerCtx) -> Kernel:
     decls += ["int32_t acc;"] if ref_stage else []
     kernel = Kernel(ctx.name, [p.ty for p in fn.params], fn.body.ty, loops, decls, macros, macs=plan.macs,
                     scratch_bytes=scratch, headers=headers)
+    found = ctx.slice.found if ctx.slice is not None else []   # --input-rows: a slice of the final rows
+    kernel.slice_range = (found[0].lo, found[0].hi) if len(found) == 1 and found[0] is not None else None
     kernel = finish(kernel, fn, None, [], "fused_chain", simd=dsp_stage)
     kernel.ops = ops
     kernel.plan = plan

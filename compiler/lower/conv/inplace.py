@@ -133,5 +133,6 @@ def finish(kernel: Kernel, fn: Function, anchor, epi_ops, variant: str, simd: bo
     kernel.code = template("expr/kernel.c.j2").render(
         name=kernel.name, group=kernel.group, ops=kernel.ops, macs=kernel.macs,
         params=[p.ctype for p in kernel.params], out_ctype=kernel.out.ctype, decls=kernel.decls,
-        loops=kernel.loops, variant=variant if simd else "ref", scratch=kernel.scratch_bytes)
+        loops=kernel.loops, variant=variant if simd else "ref", scratch=kernel.scratch_bytes,
+        slice=kernel.slice_range)
     return kernel
