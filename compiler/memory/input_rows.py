@@ -5,14 +5,13 @@ A camera or microphone delivers the rows of an NHWC input ``[1, H, W, C]`` a few
 conv, or a poly-fused line-buffered chain of them whose first stage reads the input) is lowered
 with a slice of its outermost loop (``poly.slices``, depth 1), so each call runs the *units* of that
 loop whose input rows have arrived. A unit is an output row of the first kernel (the portable
-conv, a fused chain: a row of its final stage) or an output pixel pair (the SIMD blocked convs);
-the loop's range tells which (``units``).
+conv), an output pixel pair (the SIMD blocked convs) or a step of a fused chain (its final rows
+and the warm-up steps before them, ``poly.linebuf``); the loop's range tells which (``units``).
 
 Unit u reads input rows ``[first[u], last[u]]`` (both clamped to ``[0, H)``): for one conv stage
 the rows of its window, ``r * sh - pt`` to ``r * sh - pt + (KH - 1) * dh``; for a line-buffered chain
-the window of the first-stage rows that unit computes: the rows of stage 1 needed by final rows
-``<= r`` and not already needed by final rows ``< r`` (the chain computes each line on demand,
-``poly.linebuf``). The ring keeps rows ``[first[next unit], newest]``; its size is the largest
+the window of the first-stage rows its step computes (``linebuf.rows_by_step``: each row at the
+step isl scheduled it, warm-up steps included). The ring keeps rows ``[first[next unit], newest]``; its size is the largest
 ``last[u] - first[u] + 1`` over the units, in rows, plus 16 bytes so that the ring's base keeps the
 byte alignment the input had in the arena (kernels read word-aligned pixels).
 
@@ -125,7 +124,10 @@ def plan_rows(call: Call, kernel) -> RowPlan:
     lo, hi = kernel.slice_range
     rows = row_windows(geos)
     pixels = gF.OH * gF.OW
-    if hi - lo == gF.OH:
+    chain_plan = getattr(kernel, "plan", None)
+    if chain_plan is not None and len(geos) > 1 and hi - lo != gF.OH:
+        unit, windows = "step", step_windows(chain_plan, lo, hi)
+    elif hi - lo == gF.OH:
         unit, windows = "row", rows
     elif hi - lo == -(-pixels // 2) and len(geos) == 1:
         unit = "pixel pair"
@@ -134,6 +136,21 @@ def plan_rows(call: Call, kernel) -> RowPlan:
         raise TinyfuseError(f"--input-rows: first kernel {_name(call)} ({kernel.kind}) loops over {hi - lo} "
                             f"units, neither its {gF.OH} output rows nor its output pixel pairs")
     return _tables(g0, windows, lo, unit)
+
+
+def step_windows(plan, lo: int, hi: int) -> list[tuple[int, int]]:
+    """(first, last) input row read by the steps ``lo`` .. ``hi - 1`` of a line-buffered chain whose
+    step loop includes its warm-up steps (``linebuf``: steps < 0 compute rows before the first final
+    row): the input window of the first stage's rows computed at each step (``plan.step[0]``), (1, 0)
+    for a step that computes none."""
+    from ..poly.linebuf import rows_by_step
+    g0 = plan.stages[0].geo
+    at = rows_by_step(plan, 0)
+    out = []
+    for t in range(lo, hi):
+        rows = at.get(t)
+        out.append((_first(g0, min(rows)), _last(g0, max(rows))) if rows else (1, 0))
+    return out
 
 
 def _span(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
@@ -155,4 +172,4 @@ def _tables(g0: ConvGeom, windows: list[tuple[int, int]], lo: int, unit: str) ->
     return RowPlan(H, row_bytes, tuple(done), tuple(keep), ring_rows, ring_bytes, lo, len(windows), unit)
 
 
-__all__ = ["RowPlan", "first_consumer", "plan_rows", "row_windows", "stages"]
+__all__ = ["RowPlan", "first_consumer", "plan_rows", "row_windows", "stages", "step_windows"]

@@ -174,6 +174,19 @@ def analyze(stages: list[Stage], tile_w: int | None = None) -> ChainPlan:
     return plan
 
 
+def rows_by_step(plan: ChainPlan, p: int) -> dict[int, list[int]]:
+    """Step t -> the rows of stage ``p`` computed at step t (``plan.step[p]``; one tile, j = 0), steps
+    of the warm-up (t < 0) included."""
+    out: dict[int, list[int]] = {}
+
+    def add(point) -> None:
+        a = point.get_coordinate_val(isl.dim_type.set, 1).to_python()
+        t = point.get_coordinate_val(isl.dim_type.set, 3).to_python()
+        out.setdefault(t, []).append(a)
+    plan.step[p].wrap().foreach_point(add)
+    return out
+
+
 def _pixel_groups(plan: ChainPlan, cons: dict[int, tuple[int, str]]) -> None:
     """Pixel fusion (one tile only): a stage whose consumer is pointwise (1x1, stride 1, unpadded: a
     pooling stage too) and reads it as its conv input computes each pixel pair just before the

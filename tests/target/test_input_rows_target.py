@@ -23,7 +23,7 @@ def test_rows_pushed_under_qemu(tmp_path, which, rows):
     require_tools("cortex-m4")
     model = vww_bytes() if which == "vww" else str(shared_or_skip("models", "tflite", which))
     rows_dir, frame_dir, pushed, whole = compile_both(model, "cortex-m4", tmp_path, rows)
-    assert pushed.rows.unit == ("row" if which == "vww" else "pixel pair")
+    assert pushed.rows.unit == ("step" if which == "vww" else "pixel pair")   # a chain: its steps, warm-up included
     got = _run(rows_dir, tmp_path, f"ROWS_AT_A_TIME {rows}")
     ref_frame = _run(frame_dir, tmp_path, "WHOLE_FRAME 1")
     tflm = tflm_run(model, [pattern(whole.inputs[0].shape)])[0].reshape(-1)
