@@ -3,9 +3,11 @@
 models, measured under qemu (``tinyfuse bench``: arena, stack, code, constants, instructions).
 
 Builds per model: ``main`` (optional: ``--main DIR``, the CLI of another checkout run in a
-subprocess, e.g. the main branch before this work), ``default`` (this checkout: a long chain only
-where the cost model estimates at most +10% instructions, ``poly_fuse.MAX_LONG_OVERHEAD``) and
-``chain forced`` (that bound lifted: the chain whatever it costs). ``TFLM exact``: the qemu output
+subprocess, e.g. the main branch before this work: its own ``.venv`` when it has one, else this
+interpreter with DIR's ``compiler/`` imported as tinyfuse), ``default`` (this checkout: a long chain
+only where the cost model estimates at most +10% instructions, ``poly_fuse.MAX_LONG_OVERHEAD``) and
+``chain forced`` (that bound lifted: the chain whatever it costs; what ``--ram-limit`` builds when
+the default does not fit). ``TFLM exact``: the qemu output
 for two seeded inputs equals TensorFlow Lite Micro's (.tflite models; the ONNX MobileNetV2 has no
 TFLM twin: onnxruntime is not bit-exact with TFLM's int8 arithmetic, so the column says n/a).
 
@@ -92,10 +94,22 @@ def ours(label: str, path: Path, target_name: str, bound: float, build: str) -> 
     return row(label, build, fig, schedule(result), exact(result, path, target))
 
 
-def theirs(label: str, path: Path, target_name: str, main: Path) -> str:
+def _cli(main: Path, shim: Path) -> tuple[list[str], dict]:
+    """The command and environment that run ``main``'s tinyfuse CLI (module doc)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = subprocess.run([str(main / ".venv" / "bin" / "tinyfuse"), "bench", str(path), "--target", target_name,
-                          "--json"], check=True, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+    if (main / ".venv" / "bin" / "tinyfuse").exists():
+        return [str(main / ".venv" / "bin" / "tinyfuse")], env
+    shim.mkdir(exist_ok=True)
+    if not (shim / "tinyfuse").exists():
+        (shim / "tinyfuse").symlink_to(main / "compiler")
+    return [sys.executable, "-m", "tinyfuse"], {**env, "PYTHONPATH": f"{shim}{os.pathsep}{main}"}
+
+
+def theirs(label: str, path: Path, target_name: str, main: Path) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd, env = _cli(main, Path(tmp) / "shim")
+        out = subprocess.run([*cmd, "bench", str(path), "--target", target_name, "--json"], check=True,
+                             capture_output=True, text=True, env=env, cwd=tmp)
     fig = json.loads(out.stdout)
     chains = [k["name"] for k in fig["kernels"] if k["kind"] == "fused_chain"]
     return row(label, "main", fig, ("chains " + ", ".join(chains)) if chains else "layer-by-layer", "-")

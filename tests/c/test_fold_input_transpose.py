@@ -82,11 +82,14 @@ def test_int8_poly_fused_chain_reads_the_nchw_input(tmp_path):
     assert runs["on"].arena_bytes < runs["off"].arena_bytes, (runs["on"].arena_bytes, runs["off"].arena_bytes)
 
 
-def test_pytorch_style_block_arena_equals_the_nhwc_model(tmp_path):
-    """The NCHW model with the transpose read through plans no more arena than its NHWC twin."""
+def test_pytorch_style_block_arena_equals_the_nhwc_model(tmp_path, monkeypatch):
+    """The NCHW model with the transpose read through plans no more arena than its NHWC twin under the
+    same in-place rules: the twin without ``conv_offset`` (its first conv written over the model input
+    at an offset, proven for NHWC pixel order only; a conv reading the NCHW input has no offset form)."""
     x = np.random.default_rng(5).integers(-128, 128, (1, 3, 12, 12), dtype=np.int8)
     runs = _run_both(pytorch_style_block(0, nchw=True), x, tmp_path)
     from tinyfuse.driver import compile_model
+    monkeypatch.setattr("tinyfuse.memory.arena.prove_conv_offset", lambda *a, **k: None)
     nhwc = compile_model(pytorch_style_block(0, nchw=False), kernels="ref")
     assert _transposes(runs["on"]) == 0
     assert runs["on"].arena_bytes <= nhwc.arena_bytes, (runs["on"].arena_bytes, nhwc.arena_bytes)

@@ -153,7 +153,8 @@ def test_per_axis_header_macros_compile(tmp_path):
     header = template("model/model.h.j2").render(
         name="m", NAME="M", version="0", model_hash="0", arena_bytes=16, placement=Placement(),
         inputs=[t], outputs=[t], in_q=[q], out_q=[None], ctype=lambda d: "int8_t", states=[],
-        io_caller=False, step_api=None, arena_align="M_ALIGN", type_codes=TYPE_CODES, io_ids=(["X"], ["X"]), labels=[], specialized=[])
+        io_caller=False, step_api=None, rows_api=None, arena_align="M_ALIGN", type_codes=TYPE_CODES, io_ids=(["X"], ["X"]),
+        labels=[], specialized=[])
     assert "#define M_INPUT0_SCALES { 0.5f, 0.00100000005f, 3.0f }" in header
     assert "#define M_INPUT0_ZERO_POINTS { -1, 0, 5 }" in header and "quantize_input" not in header
     (tmp_path / "m.h").write_text(header)
