@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from ..ir.types import C_TYPES
+from ..ir.types import C_TYPES, STORAGE_TYPES
 from ..resources import runtime_dir
 from .identifiers import io_macro_ids
 from .labels import c_string, check_labels
@@ -19,6 +19,8 @@ QUANT_SOURCE = runtime_dir() / "include" / "tinyfuse" / "quant.h"
 QUANT16_HEADER = "tinyfuse_quant16.h"   # the int16 (16x8) helpers, beside quant.h when a kernel calls a tf16_ one
 SIMD_HEADER = "tinyfuse_simd.h"     # Kernel.headers of the arm_dsp / arm_mve variants
 HALF_HEADER = "tinyfuse_half.h"     # Kernel.headers of kernels reading binary16 weights (--weights-dtype float16)
+HALF_IO_HEADER = "tinyfuse_half_io.h"   # float16 / bfloat16 model I/O conversions (ops/half.py), with half.h
+HALF_IO_OPS = frozenset({"half_to_float", "float_to_half", "round_half"})
 WCET_HEADER = "tinyfuse_wcet.h"     # Kernel.headers of the --wcet branch-free kernels (lower/realtime.py)
 REQUANT_ARM_HEADER = "tinyfuse_requant_arm.h"   # Kernel.headers of kernels using the short DSP requantize
 FIXEDPOINT_HEADER = "tinyfuse_fixedpoint.h"    # Kernel.headers of TFLM's int8 LOG_SOFTMAX / L2_NORMALIZATION
@@ -28,6 +30,7 @@ RUNTIME_HEADERS = {QUANT_HEADER: QUANT_SOURCE, WCET_HEADER: runtime_dir() / "inc
                    QELEM_HEADER: runtime_dir() / "include" / "tinyfuse" / "qelem.h",
                    SIMD_HEADER: runtime_dir() / "include" / "tinyfuse" / "simd.h",
                    HALF_HEADER: runtime_dir() / "include" / "tinyfuse" / "half.h",
+                   HALF_IO_HEADER: runtime_dir() / "include" / "tinyfuse" / "half_io.h",
                    REQUANT_ARM_HEADER: runtime_dir() / "include" / "tinyfuse" / "requant_arm.h",
                    QUANT16_HEADER: runtime_dir() / "include" / "tinyfuse" / "quant16.h",
                    SIGNAL_HEADER: runtime_dir() / "include" / "tinyfuse" / "signal.h",
@@ -37,7 +40,8 @@ CONST_TYPES = {**C_TYPES, "uint16": "uint16_t"}    # + binary16 weights as bit p
 # <NAME>_TYPE_<DTYPE> of the header: TFLite's TensorType numbers (schema.fbs), one per I/O dtype
 ARENA_ALIGN = 16     # targets.ARENA_ALIGN (codegen may not import targets): what every entry point checks
 TYPE_CODES = {"float32": 0, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9}
-WIDE_TYPE_CODES = {"float64": 10, "uint64": 12, "uint32": 15, "uint16": 16}   # defined when an input or output has the type
+# defined when an input or output has the type
+WIDE_TYPE_CODES = {"float16": 1, "bfloat16": 18, "float64": 10, "uint64": 12, "uint32": 15, "uint16": 16}
 
 
 def _type_codes(result) -> dict[str, int]:
@@ -111,7 +115,7 @@ def emit_sources(result, pool, version: str) -> dict[str, str]:
     ctx = dict(
         name=name, NAME=name.upper(), version=version, model_hash=result.model_hash,
         arena_bytes=result.arena_bytes, inputs=result.inputs, outputs=result.outputs, steps=result.steps,
-        ctype=lambda dtype: C_TYPES[dtype], macros=_isl_macros(result.kernels),
+        ctype=lambda dtype: C_TYPES.get(dtype) or STORAGE_TYPES[dtype], macros=_isl_macros(result.kernels),
         constants=[(cname, CONST_TYPES[str(arr.dtype)], arr.size) for cname, arr in pool.arrays],
         weights_bytes=result.weights_bytes, macs=result.macs, placement=result.placement,
         in_q=in_q, out_q=out_q, states=result.states, state_bytes=result.state_bytes, io_caller=result.io_caller,
@@ -141,7 +145,8 @@ def _runtime_headers(kernels) -> list[str]:
     quant16.h after it (it uses tf_mbqm), then the others sorted."""
     uses_quant = any(op.startswith("qnn.") for k in kernels for op in k.ops)
     out = [QUANT_HEADER] if uses_quant else []
-    out += sorted({h for k in kernels for h in k.headers} - {QUANT_HEADER})
+    half_io = {HALF_HEADER, HALF_IO_HEADER} if any(op in HALF_IO_OPS for k in kernels for op in k.ops) else set()
+    out += sorted({h for k in kernels for h in k.headers} - {QUANT_HEADER} | half_io)
     if any("tf16_" in k.code for k in kernels):
         out.insert(1, QUANT16_HEADER)
     return out

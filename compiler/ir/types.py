@@ -9,6 +9,8 @@ import numpy as np
 C_TYPES = {"float32": "float", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
            "int32": "int32_t", "int64": "int64_t", "bool": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
            "uint64": "uint64_t", "float64": "double"}
+#: 16-bit float storage types of model inputs and outputs (uint16_t bit patterns; the graph computes float32).
+STORAGE_TYPES = {"float16": "uint16_t", "bfloat16": "uint16_t"}
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ class TensorType:
     @property
     def nbytes(self) -> int:
         """Bytes the tensor occupies in the arena."""
-        return self.size * np.dtype(self.dtype).itemsize
+        return self.size * (2 if self.dtype in STORAGE_TYPES else np.dtype(self.dtype).itemsize)
 
     @property
     def ndim(self) -> int:
@@ -37,7 +39,7 @@ class TensorType:
 
     @property
     def ctype(self) -> str:
-        return C_TYPES[self.dtype]
+        return C_TYPES.get(self.dtype) or STORAGE_TYPES[self.dtype]
 
     def __str__(self) -> str:
         dims = ", ".join(str(d) for d in self.shape) + ("," if len(self.shape) == 1 else "")

@@ -7,7 +7,8 @@ import numpy as np
 from onnx import helper
 
 from ...ir import Constant, Expr, call
-from ...ir.types import C_TYPES
+from ...ir.types import C_TYPES, STORAGE_TYPES
+from .half import cast_to_storage
 from ...ops.movement import contiguous_offset, slice_length
 from .ops import const_ints
 from .registry import Node, const_value, converter, node_axis, optional_arg
@@ -126,6 +127,8 @@ def convert_cast(node: Node, args):
     bool); same type: the input itself."""
     x = args[0]
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(node.attr("to"))).name
+    if dtype in STORAGE_TYPES:
+        return cast_to_storage(x, dtype, node.name)
     if dtype not in C_TYPES:
         raise node.error(f"cast to {dtype} is not supported ({', '.join(C_TYPES)})")
     return x if dtype == x.ty.dtype else call("cast", x, dtype=dtype, span=node.name)

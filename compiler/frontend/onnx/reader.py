@@ -25,7 +25,7 @@ from ... import ops  # noqa: F401  (registers the ops)
 from ...errors import TinyfuseError
 from ...userdir import input_file
 from ...ir import Call, Constant, Expr, Function, IRModule, TensorType, Tuple, Var, call, get_op
-from ...ir.types import C_TYPES
+from ...ir.types import C_TYPES, STORAGE_TYPES
 from .quant import MS_DOMAIN_OPS, check_ms_inputs
 from .control_flow import CONTROL_FLOW, condition_feeders, unsupported_condition
 from .patterns import PATTERN_CONVERTERS, PATTERN_DOMAIN, recognize
@@ -33,6 +33,7 @@ from .registry import CONVERTERS, Node, shown
 from .specialize import specialize
 from .legacy_axis import coerce_hardmax
 from .float64 import check_float64
+from .half import input_value, output_value, widen, widen_array
 
 MIN_OPSET = 13
 
@@ -155,7 +156,7 @@ def fold_onnx_node(node: Node, values: list[np.ndarray | None]) -> list[np.ndarr
 
 def initializer_value(init: onnx.TensorProto) -> np.ndarray:
     try:
-        return numpy_helper.to_array(init)
+        return widen_array(numpy_helper.to_array(init))   # float16 / bfloat16: float32 values
     except Exception as e:
         raise TinyfuseError(f"initializer '{shown(init.name)}' (dims {list(init.dims)}) cannot be read: "
                             f"{first_line(e)}; the file is damaged") from None
@@ -184,8 +185,9 @@ def input_type(vi: onnx.ValueInfoProto) -> TensorType:
     if tt.elem_type == onnx.TensorProto.STRING:
         raise TinyfuseError(f"input '{name}' is a string tensor; tinyfuse compiles numeric tensors "
                             f"({', '.join(C_TYPES)}): tokenize or encode text before the model")
-    if dtype not in C_TYPES:
-        raise TinyfuseError(f"input '{name}' has element type {dtype}; supported: {', '.join(C_TYPES)}")
+    if dtype not in C_TYPES and dtype not in STORAGE_TYPES:
+        raise TinyfuseError(f"input '{name}' has element type {dtype}; supported: "
+                            f"{', '.join([*C_TYPES, *STORAGE_TYPES])}")
     ty = TensorType(tuple(dims), dtype)
     check_size(ty, f"input '{name}'")
     return ty
@@ -264,7 +266,7 @@ def convert_nodes(nodes, env, opset: int, declared: int) -> None:
             check_float64(node, [env[i] if i else None for i in proto.input], outs)
         for oname, e in zip(proto.output, outs):
             if oname:
-                env[oname] = e
+                env[oname] = widen(e)      # a folded float16 / bfloat16 value: float32 from here on
 
 
 def _check_node(node: Node, proto, env) -> None:
@@ -325,13 +327,13 @@ def from_onnx(model: onnx.ModelProto | str | Path, name: str | None = None, disa
     for vi in graph_inputs(model):
         v = Var(vi.name, input_type(vi))
         params.append(v)
-        env[vi.name] = empty_constant(v) if v.ty.size == 0 else v   # no element: nothing to read
+        env[vi.name] = input_value(v) if v.ty.dtype in STORAGE_TYPES else empty_constant(v) if v.ty.size == 0 else v
     convert_nodes(model.graph.node, env, opset, declared)
     outputs = []
     for o in model.graph.output:
         if o.name not in env:
             raise TinyfuseError(f"graph output '{shown(o.name)}' is not produced by any node")
-        outputs.append(env[o.name])
+        outputs.append(output_value(env[o.name], o.type.tensor_type.elem_type, o.name))
     outputs = own_buffers(outputs)
     body = outputs[0] if len(outputs) == 1 else Tuple(tuple(outputs))
     return IRModule(Function(tuple(params), body), name, tuple(o.name for o in model.graph.output))

@@ -210,6 +210,8 @@ def _bind_value(vi: onnx.ValueInfoProto, text: str) -> np.ndarray:
                 isinstance(d, int) and d > 0 and d != s for d, s in zip(declared, arr.shape))):
             raise TinyfuseError(f"--bind {name}={text}: the array has shape {list(arr.shape)}, input '{name}' "
                                 f"is declared {_shown_dims(declared)}")
+        if arr.dtype.kind == "V" and arr.dtype.itemsize == dtype.itemsize:
+            arr = arr.view(dtype)          # numpy saves an ml_dtypes array (bfloat16) as raw records
         return arr.astype(dtype)
     low = text.strip().lower()
     try:
