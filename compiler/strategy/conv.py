@@ -246,28 +246,36 @@ def s16_conv_reason(anchor) -> str | None:
     return s16_accumulator_reason(w.value.reshape(w.ty.shape[0], -1))
 
 
+def _s16_reason(g: Group) -> str | None:
+    """Why a 16x8 SIMD conv (arm_mve_s16 and arm_dsp_s16 take the same layers) declines ``g``."""
+    return _first(s16_conv_reason(g.anchor), flat_operands_reason(g.epi_ops, g.anchor.ty.shape, (1, 2)))
+
+
+def _dw_s16_reason(g: Group) -> str | None:
+    """Why a 16x8 SIMD depthwise conv (Helium or DSP: the same layers) declines ``g``."""
+    geo = _geo(g)
+    return _first(s16_conv_reason(g.anchor), f"grouped conv with {geo.Cg} channels per group" if geo.C != geo.G else None,
+                  unroll_reason(geo))
+
+
 @implementation(QCONV, "conv2d.arm_mve_s16", needs="arm_mve", applies=groups1)
 def _mve_s16(g: Group) -> str | None:
-    return _first(s16_conv_reason(g.anchor), flat_operands_reason(g.epi_ops, g.anchor.ty.shape, (1, 2)))
+    return _s16_reason(g)
 
 
 @implementation(QCONV, "depthwise.arm_mve_s16", needs="arm_mve", applies=grouped)
 def _dw_mve_s16(g: Group) -> str | None:
-    geo = _geo(g)
-    return _first(s16_conv_reason(g.anchor), f"grouped conv with {geo.Cg} channels per group" if geo.C != geo.G else None,
-                  unroll_reason(geo))
+    return _dw_s16_reason(g)
 
 
 @implementation(QCONV, "conv2d.arm_dsp_s16", needs="arm_dsp", applies=groups1)
 def _dsp_s16(g: Group) -> str | None:
-    return _first(s16_conv_reason(g.anchor), flat_operands_reason(g.epi_ops, g.anchor.ty.shape, (1, 2)))
+    return _s16_reason(g)
 
 
 @implementation(QCONV, "depthwise.arm_dsp_s16", needs="arm_dsp", applies=grouped)
 def _dw_dsp_s16(g: Group) -> str | None:
-    geo = _geo(g)
-    return _first(s16_conv_reason(g.anchor), f"grouped conv with {geo.Cg} channels per group" if geo.C != geo.G else None,
-                  unroll_reason(geo))
+    return _dw_s16_reason(g)
 
 
 @implementation(QCONV, "conv2d.ref")
